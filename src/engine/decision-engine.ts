@@ -1,0 +1,314 @@
+import type { CounterIncrement } from "../backends/counter-store.js";
+import { InvalidArgumentError, ServiceError } from "../errors.js";
+import { cacheKeyFor, secondsUntilReset, windowStart } from "./cache-key.js";
+import {
+  CODE_OK,
+  CODE_OVER_LIMIT,
+  type Decision,
+  type DecisionDescriptor,
+  type DecisionRequest,
+  type DescriptorStatus,
+} from "./decision-request.js";
+import { statusFromCounter, statusFromLocalCache } from "./descriptor-status.js";
+import { dynamicMetadataFor } from "./dynamic-metadata.js";
+import type { JsonObject } from "./json-value.js";
+import type { OverLimitCache } from "./over-limit-cache.js";
+import { type HeaderNames, responseHeadersFor } from "./response-headers.js";
+import { type MatchedLimit, matchLimit, overrideStatsKey } from "./rule-matcher.js";
+import type { EngineStats, RateLimitRule, RuleSet, RuleStats } from "./rule-set.js";
+import { isValidOverrideUnit, UNIT_SECOND, type UnitValue, unitName, unitSeconds } from "./units.js";
+
+/** Engine behaviour fixed at start-up (from settings). */
+export interface DecisionEngineOptions {
+  readonly nearLimitRatio: number;
+  readonly cacheKeyPrefix: string;
+  /** Extra TTL drawn from [0, N-1] seconds per key; 0 disables (EXPIRATION_JITTER_MAX_SECONDS). */
+  readonly expirationJitterMaxSeconds: number;
+  /** SHADOW_MODE: never answer OVER_LIMIT overall. */
+  readonly shadowMode: boolean;
+  /** QUOTA_MODE: every descriptor counts as quota_mode. */
+  readonly quotaMode: boolean;
+  /** Header names when LIMIT_RESPONSE_HEADERS_ENABLED, else undefined. */
+  readonly responseHeaders: HeaderNames | undefined;
+  /** RESPONSE_DYNAMIC_METADATA. */
+  readonly dynamicMetadata: boolean;
+  readonly localCache: OverLimitCache | undefined;
+  readonly stats: EngineStats;
+  /** Uniform in [0, 1); injectable for deterministic jitter in tests. */
+  readonly random: () => number;
+  /** Receives per-request debug lines; set only when debug logging is on. */
+  readonly debug?: ((line: string) => void) | undefined;
+}
+
+/** A limit a descriptor is actually checked against. */
+interface ActiveLimit {
+  readonly rule: RateLimitRule;
+  readonly stats: RuleStats;
+  readonly cacheKey: string;
+  readonly hits: number;
+  readonly localCacheHit: boolean;
+  /** Index into `increments`, or -1 for a local-cache hit. */
+  readonly increment: number;
+}
+
+/** Limits after GetLimit, `replaces` and `unlimited`. */
+interface ResolvedLimits {
+  readonly effective: readonly (MatchedLimit | undefined)[];
+  readonly unlimited: readonly boolean[];
+}
+
+/** Everything decided before the backend is consulted. */
+export interface DecisionPlan {
+  readonly request: DecisionRequest;
+  /** Per descriptor; undefined for unmatched, replaced and unlimited descriptors. */
+  readonly active: readonly (ActiveLimit | undefined)[];
+  readonly unlimited: readonly boolean[];
+  /** What to send to the counter store, one per active descriptor not answered by the local cache. */
+  readonly increments: CounterIncrement[];
+  /** `requests_per_unit` of the limit behind each increment. */
+  readonly incrementLimits: readonly number[];
+  /** Whether any active descriptor was answered by the local over-limit cache. */
+  readonly anyLocalCacheHit: boolean;
+}
+
+const UINT32_MAX = 4294967295;
+const OK_NO_LIMIT: Readonly<DescriptorStatus> = Object.freeze({
+  code: CODE_OK,
+  currentLimit: undefined,
+  limitRemaining: 0,
+  durationUntilResetSeconds: 0,
+});
+
+/**
+ * The reference's decision logic with no I/O: {@link plan} resolves limits and cache keys, the caller
+ * applies `plan.increments` to a counter store, and {@link complete} turns the counters into a response.
+ */
+export class DecisionEngine {
+  readonly #options: DecisionEngineOptions;
+
+  constructor(options: DecisionEngineOptions) {
+    this.#options = options;
+  }
+
+  /** Validates the request and resolves every descriptor's limit at `nowSeconds` (Unix seconds). */
+  plan(rules: RuleSet | undefined, request: DecisionRequest, nowSeconds: number): DecisionPlan {
+    if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
+    if (request.descriptors.length === 0)
+      throw new ServiceError("rate limit descriptor list must not be empty");
+    if (rules === undefined) throw new ServiceError("no rate limit configuration loaded");
+    const hits = request.descriptors.map((descriptor, i) => validatedHits(descriptor, request.hitsAddend, i));
+    const resolved = this.#resolveLimits(rules, request);
+    return this.#planCounters(request, resolved, hits, nowSeconds);
+  }
+
+  /**
+   * Builds the response from the counters after increment (`counters[i]` for `plan.increments[i]`), with
+   * `nowSeconds` read after the backend answered.
+   */
+  complete(plan: DecisionPlan, counters: ArrayLike<number>, nowSeconds: number): Decision {
+    const options = this.#options;
+    const statuses = plan.active.map((active) => {
+      if (active === undefined) return { ...OK_NO_LIMIT };
+      const windowSeconds = unitSeconds(active.rule.unit);
+      const reset = secondsUntilReset(nowSeconds, windowSeconds);
+      if (active.localCacheHit) return statusFromLocalCache(active.rule, active.stats, active.hits, reset);
+      const after = counters[active.increment]!;
+      const status = statusFromCounter(
+        active.rule,
+        active.stats,
+        active.hits,
+        after,
+        options.nearLimitRatio,
+        reset,
+      );
+      if (after > active.rule.requestsPerUnit) {
+        options.localCache?.markOverLimit(active.cacheKey, active.rule.requestsPerUnit, windowSeconds);
+      }
+      options.debug?.(
+        `cache key: ${active.cacheKey} current: ${after} limit: ${active.rule.requestsPerUnit}` +
+          (status.code === CODE_OVER_LIMIT ? " (over limit)" : ""),
+      );
+      return status;
+    });
+    return this.#aggregate(plan, statuses, nowSeconds);
+  }
+
+  /**
+   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT (spec §3.9.4): when any key is over its limit — known from the
+   * local cache, or from `current` counter values read first — only the over keys count their hits and
+   * every other key is incremented by 0. `current` is undefined when a local-cache hit decided it.
+   */
+  suppressIncrementsWhenOverLimit(plan: DecisionPlan, current: ArrayLike<number> | undefined): void {
+    const over = plan.increments.map(
+      (increment, i) => current !== undefined && current[i]! + increment.hits > plan.incrementLimits[i]!,
+    );
+    if (current !== undefined && !over.includes(true)) return;
+    plan.increments.forEach((increment, i) => {
+      if (!over[i]) plan.increments[i] = { ...increment, hits: 0 };
+    });
+  }
+
+  /** GetLimit for every descriptor, then `replaces` and `unlimited` (spec §3.7 steps 1–4). */
+  #resolveLimits(rules: RuleSet, request: DecisionRequest): ResolvedLimits {
+    const { stats, debug } = this.#options;
+    const root = rules.domains.get(request.domain);
+    const limits = request.descriptors.map((descriptor) => {
+      if (debug) debug(`got descriptor: ${descriptor.entries.map((e) => `(${e.key}=${e.value})`).join(",")}`);
+      if (root === undefined) {
+        stats.domainNotFound(request.domain).add(1);
+        return undefined;
+      }
+      if (descriptor.limit) return this.#overrideLimit(request.domain, descriptor);
+      return matchLimit(root, request.domain, descriptor.entries, stats);
+    });
+    const replaced = new Set<string>();
+    for (const limit of limits) for (const name of limit?.rule.replaces ?? []) replaced.add(name);
+    const unlimited = limits.map((limit) => limit?.rule.unlimited === true);
+    const effective = limits.map((limit, i) => {
+      if (limit === undefined || unlimited[i]) return undefined;
+      if (limit.rule.name !== "" && replaced.has(limit.rule.name)) return undefined;
+      return limit;
+    });
+    if (debug) {
+      effective.forEach((limit) => {
+        debug(
+          limit
+            ? `applying limit: ${limit.rule.requestsPerUnit} requests per ${unitName(limit.rule.unit)}, shadow_mode: ${limit.rule.shadowMode}, quota: ${limit.rule.quotaMode}`
+            : "descriptor does not match any limit, no limits applied",
+        );
+      });
+    }
+    return { effective, unlimited };
+  }
+
+  #overrideLimit(domain: string, descriptor: DecisionDescriptor): MatchedLimit {
+    const { requestsPerUnit, unit } = descriptor.limit!;
+    const stats = this.#options.stats.ruleStats(overrideStatsKey(domain, descriptor.entries));
+    const rule: RateLimitRule = {
+      requestsPerUnit,
+      unit: unit as UnitValue,
+      name: "",
+      replaces: [],
+      unlimited: false,
+      shadowMode: false,
+      quotaMode: false,
+      detailedMetric: false,
+      fullKey: stats.key,
+      stats,
+      metadata: undefined,
+    };
+    return { rule, stats, sharePatterns: undefined };
+  }
+
+  #planCounters(
+    request: DecisionRequest,
+    resolved: ResolvedLimits,
+    allHits: readonly number[],
+    nowSeconds: number,
+  ): DecisionPlan {
+    const { cacheKeyPrefix, localCache, expirationJitterMaxSeconds, random } = this.#options;
+    const increments: CounterIncrement[] = [];
+    const incrementLimits: number[] = [];
+    let anyLocalCacheHit = false;
+    const active = resolved.effective.map((limit, i): ActiveLimit | undefined => {
+      if (limit === undefined) return undefined;
+      const descriptor = request.descriptors[i]!;
+      const hits = allHits[i]!;
+      limit.stats.totalHits.add(hits);
+      const windowSeconds = unitSeconds(limit.rule.unit);
+      const start = windowStart(nowSeconds, windowSeconds);
+      const cacheKey = cacheKeyFor(
+        cacheKeyPrefix,
+        request.domain,
+        descriptor.entries,
+        limit.sharePatterns,
+        start,
+      );
+      const localCacheHit = localCache?.isOverLimit(cacheKey, limit.rule.requestsPerUnit) ?? false;
+      if (localCacheHit) {
+        anyLocalCacheHit = true;
+        return { rule: limit.rule, stats: limit.stats, cacheKey, hits, localCacheHit, increment: -1 };
+      }
+      const jitter = expirationJitterMaxSeconds > 0 ? Math.floor(random() * expirationJitterMaxSeconds) : 0;
+      increments.push({
+        key: cacheKey,
+        hits,
+        ttlSeconds: windowSeconds + jitter,
+        perSecond: limit.rule.unit === UNIT_SECOND,
+      });
+      incrementLimits.push(limit.rule.requestsPerUnit);
+      return {
+        rule: limit.rule,
+        stats: limit.stats,
+        cacheKey,
+        hits,
+        localCacheHit,
+        increment: increments.length - 1,
+      };
+    });
+    return { request, active, unlimited: resolved.unlimited, increments, incrementLimits, anyLocalCacheHit };
+  }
+
+  /** Unlimited statuses, quota accounting, overall code, headers, global shadow, metadata (spec §3.7). */
+  #aggregate(plan: DecisionPlan, statuses: DescriptorStatus[], nowSeconds: number): Decision {
+    const options = this.#options;
+    let failedRate = 0;
+    let failedQuota = 0;
+    let totalQuota = 0;
+    const isQuota = plan.active.map((active) => options.quotaMode || active?.rule.quotaMode === true);
+    const headers = options.responseHeaders
+      ? responseHeadersFor(statuses, isQuota, options.responseHeaders, nowSeconds)
+      : [];
+    const passedMetadata: JsonObject[] = [];
+    for (let i = 0; i < statuses.length; i++) {
+      if (plan.unlimited[i]) {
+        statuses[i] = {
+          code: CODE_OK,
+          currentLimit: undefined,
+          limitRemaining: UINT32_MAX,
+          durationUntilResetSeconds: 0,
+        };
+        continue;
+      }
+      if (statuses[i]!.code === CODE_OVER_LIMIT) {
+        if (isQuota[i]) failedQuota++;
+        else failedRate++;
+      } else {
+        const metadata = plan.active[i]?.rule.metadata;
+        if (metadata !== undefined) passedMetadata.push(metadata);
+      }
+      if (isQuota[i]) totalQuota++;
+    }
+    let overallCode =
+      failedRate > 0 || (totalQuota > 0 && totalQuota === failedQuota) ? CODE_OVER_LIMIT : CODE_OK;
+    if (options.shadowMode && overallCode === CODE_OVER_LIMIT) {
+      overallCode = CODE_OK;
+      options.stats.globalShadowMode.add(1);
+    }
+    const dynamicMetadata = options.dynamicMetadata
+      ? dynamicMetadataFor(plan.request, passedMetadata)
+      : undefined;
+    return { overallCode, statuses, responseHeaders: headers, dynamicMetadata };
+  }
+}
+
+/**
+ * Checks what the reference would crash on or mis-count (an override unit outside SECOND…YEAR, an addend
+ * beyond 2^53) before anything is counted, and returns the descriptor's hits: its own hits_addend when set
+ * (even 0), else max(1, request hits_addend).
+ */
+function validatedHits(descriptor: DecisionDescriptor, requestHits: number, index: number): number {
+  if (descriptor.limit && !isValidOverrideUnit(descriptor.limit.unit)) {
+    const unit = descriptor.limit.unit;
+    throw new InvalidArgumentError(
+      `descriptor ${index}: rate limit override has invalid unit ${unitName(unit)} (${unit})`,
+    );
+  }
+  const own = descriptor.hitsAddend;
+  if (own === undefined) return Math.max(1, requestHits);
+  const hits = Number(own);
+  if (!Number.isSafeInteger(hits) || hits < 0) {
+    throw new InvalidArgumentError(`descriptor ${index}: hits_addend ${own} is out of range`);
+  }
+  return hits;
+}

@@ -1,0 +1,74 @@
+import { CODE_OK, CODE_OVER_LIMIT, type DescriptorStatus } from "./decision-request.js";
+import { nearLimitThreshold } from "./near-limit.js";
+import type { RateLimitRule, RuleStats } from "./rule-set.js";
+
+/**
+ * Status and stats of one descriptor from its counter (reference `GetResponseDescriptorStatus`).
+ * `after` is the counter after adding `hits`; the formulas are the reference's, row for row (spec §3.12).
+ * A per-rule shadow mode rewrites OVER_LIMIT to OK and counts `shadow_mode`.
+ */
+export function statusFromCounter(
+  rule: RateLimitRule,
+  stats: RuleStats,
+  hits: number,
+  after: number,
+  nearLimitRatio: number,
+  resetSeconds: number,
+): DescriptorStatus {
+  const limit = rule.requestsPerUnit;
+  // The reference subtracts in uint64: a counter below the addend (possible when an increment was
+  // suppressed) wraps to a huge value and is treated as "already over".
+  const before = after >= hits ? after - hits : Number.MAX_SAFE_INTEGER;
+  const near = nearLimitThreshold(limit, nearLimitRatio);
+  if (after > limit) {
+    if (before >= limit) stats.overLimit.add(hits);
+    else {
+      stats.overLimit.add(after - limit);
+      stats.nearLimit.add(limit - Math.max(near, before));
+    }
+    if (rule.shadowMode) {
+      stats.shadowMode.add(before >= limit ? hits : after - limit);
+      return {
+        code: CODE_OK,
+        currentLimit: rule,
+        limitRemaining: 0,
+        durationUntilResetSeconds: resetSeconds,
+      };
+    }
+    return {
+      code: CODE_OVER_LIMIT,
+      currentLimit: rule,
+      limitRemaining: 0,
+      durationUntilResetSeconds: resetSeconds,
+    };
+  }
+  if (after > near) stats.nearLimit.add(before >= near ? hits : after - near);
+  stats.withinLimit.add(hits);
+  return {
+    code: CODE_OK,
+    currentLimit: rule,
+    limitRemaining: limit - after,
+    durationUntilResetSeconds: resetSeconds,
+  };
+}
+
+/** Status of a descriptor answered by the local over-limit cache, without touching the backend. */
+export function statusFromLocalCache(
+  rule: RateLimitRule,
+  stats: RuleStats,
+  hits: number,
+  resetSeconds: number,
+): DescriptorStatus {
+  stats.overLimit.add(hits);
+  stats.overLimitWithLocalCache.add(hits);
+  if (rule.shadowMode) {
+    stats.shadowMode.add(hits);
+    return { code: CODE_OK, currentLimit: rule, limitRemaining: 0, durationUntilResetSeconds: resetSeconds };
+  }
+  return {
+    code: CODE_OVER_LIMIT,
+    currentLimit: rule,
+    limitRemaining: 0,
+    durationUntilResetSeconds: resetSeconds,
+  };
+}

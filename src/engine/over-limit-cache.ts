@@ -1,0 +1,9 @@
+/**
+ * The local over-limit cache as the engine sees it. Entries are keyed on cache key *and* limit, so a
+ * request carrying a higher override for the same descriptor is not blocked by a lower one (decision 5).
+ */
+export interface OverLimitCache {
+  isOverLimit(cacheKey: string, requestsPerUnit: number): boolean;
+  /** Remembers the key as over its limit for `ttlSeconds`. */
+  markOverLimit(cacheKey: string, requestsPerUnit: number, ttlSeconds: number): void;
+}

@@ -1,0 +1,44 @@
+import { secondsUntilReset } from "./cache-key.js";
+import { CODE_OVER_LIMIT, type DescriptorStatus, type HeaderPair } from "./decision-request.js";
+import { unitSeconds } from "./units.js";
+
+/** Names of the three `RateLimit-*` headers (`LIMIT_*_HEADER` settings). */
+export interface HeaderNames {
+  readonly limit: string;
+  readonly remaining: string;
+  readonly reset: string;
+}
+
+const UINT32_MAX = 4294967295;
+
+/**
+ * `RateLimit-Limit/Remaining/Reset` for the most restrictive descriptor (spec §3.14): the status with the
+ * lowest remaining (ties keep the earlier), except that any non-quota OVER_LIMIT status wins outright
+ * (the last one). No headers when no status carries a limit.
+ */
+export function responseHeadersFor(
+  statuses: readonly DescriptorStatus[],
+  isQuota: readonly boolean[],
+  names: HeaderNames,
+  nowSeconds: number,
+): HeaderPair[] {
+  let chosen: DescriptorStatus | undefined;
+  let minimum = UINT32_MAX;
+  for (let i = 0; i < statuses.length; i++) {
+    const status = statuses[i]!;
+    if (status.currentLimit !== undefined && status.limitRemaining < minimum) {
+      chosen = status;
+      minimum = status.limitRemaining;
+    }
+    if (!isQuota[i] && status.code === CODE_OVER_LIMIT) {
+      chosen = status;
+      minimum = 0;
+    }
+  }
+  if (chosen?.currentLimit === undefined) return [];
+  return [
+    { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
+    { key: names.remaining, value: String(chosen.limitRemaining) },
+    { key: names.reset, value: String(secondsUntilReset(nowSeconds, unitSeconds(chosen.currentLimit.unit))) },
+  ];
+}

@@ -1,0 +1,83 @@
+import type { JsonObject } from "./json-value.js";
+import type { UnitValue } from "./units.js";
+
+/** A monotonically growing count (a statsd counter). */
+export interface Counter {
+  add(amount: number): void;
+}
+
+/** The six per-rule counters of the reference, `ratelimit.service.rate_limit.<key>.<stat>`. */
+export interface RuleStats {
+  /** The stats key (`domain.key_value…`), before name sanitising. */
+  readonly key: string;
+  readonly totalHits: Counter;
+  readonly overLimit: Counter;
+  readonly nearLimit: Counter;
+  readonly overLimitWithLocalCache: Counter;
+  readonly withinLimit: Counter;
+  readonly shadowMode: Counter;
+}
+
+/** Where the engine gets counters for keys that only requests reveal (overrides, detailed_metric, …). */
+export interface EngineStats {
+  /** Stats for a request-derived key; implementations bound how many such keys exist (decision 4). */
+  ruleStats(key: string): RuleStats;
+  /** `ratelimit.service.rate_limit.<domain>.domain_not_found`. */
+  domainNotFound(domain: string): Counter;
+  /** `ratelimit.service.global_shadow_mode`. */
+  readonly globalShadowMode: Counter;
+}
+
+/** The limit a request is checked against: a configured `rate_limit` or a request-level override. */
+export interface RateLimitRule {
+  readonly requestsPerUnit: number;
+  /** 0 (UNKNOWN) only for unlimited rules without a unit. */
+  readonly unit: UnitValue;
+  /** `rate_limit.name`; returned in `current_limit.name` and used by `replaces`. */
+  readonly name: string;
+  readonly replaces: readonly string[];
+  readonly unlimited: boolean;
+  readonly shadowMode: boolean;
+  readonly quotaMode: boolean;
+  readonly detailedMetric: boolean;
+  /** Config path `domain.key_value.key2…`, the default stats key and the /rlconfig name. */
+  readonly fullKey: string;
+  readonly stats: RuleStats;
+  readonly metadata: JsonObject | undefined;
+}
+
+/** A `*` pattern over `key_value`, split once at load. */
+export interface WildcardPattern {
+  readonly segments: readonly string[];
+  /** Sum of the segments' lengths: a shorter text cannot match. */
+  readonly fixedLength: number;
+}
+
+/** One configured descriptor. */
+export interface RuleNode {
+  readonly key: string;
+  readonly value: string;
+  /** Map key at its level: `key_value`, or `key` when the value is empty. */
+  readonly composite: string;
+  readonly fullKey: string;
+  readonly limit: RateLimitRule | undefined;
+  readonly children: RuleLevel | undefined;
+  readonly valueToMetric: boolean;
+  readonly shareThreshold: boolean;
+  /** Set when `composite` contains `*`. */
+  readonly wildcard: WildcardPattern | undefined;
+}
+
+/** The descriptors of one nesting level. */
+export interface RuleLevel {
+  /** Every node by composite key (wildcard nodes too, so a literal value equal to the pattern matches). */
+  readonly exact: ReadonlyMap<string, RuleNode>;
+  /** Wildcard nodes in configuration order; the first match wins. */
+  readonly wildcards: readonly RuleNode[];
+}
+
+/** A complete, immutable rule set: swapped atomically on reload. */
+export interface RuleSet {
+  /** Domains in load order. */
+  readonly domains: ReadonlyMap<string, RuleLevel>;
+}
