@@ -1,0 +1,167 @@
+import type { JsonObject, JsonValue } from "../../engine/json-value.js";
+import type { DescriptorDocument, RateLimitDocument, RuleDocument } from "../rule-document.js";
+import { goValueText, unmarshalMismatchText } from "./go-format.js";
+import type { YamlPathStep } from "./yaml-locations.js";
+import { YamlScalar } from "./yaml-schema.js";
+
+/** A type mismatch found while decoding, as yaml.v2 words it (without the line). */
+export interface DecodeProblem {
+  readonly path: readonly YamlPathStep[];
+  readonly message: string;
+}
+
+const UINT32_MAX = 4294967295;
+
+/**
+ * The reference's second pass: the untyped document into its YAML structs. Like yaml.v2 it keeps going
+ * after a mismatch and reports every one; unknown keys were already rejected by the first pass.
+ */
+export function decodeRuleDocument(
+  name: string,
+  root: Map<unknown, unknown>,
+): { document: RuleDocument; problems: DecodeProblem[] } {
+  const problems: DecodeProblem[] = [];
+  const decoder = new FieldDecoder(problems);
+  const document: RuleDocument = {
+    name,
+    domain: decoder.string(root, "domain", []),
+    descriptors: decoder.descriptors(root, []),
+  };
+  return { document, problems };
+}
+
+class FieldDecoder {
+  constructor(private readonly problems: DecodeProblem[]) {}
+
+  #mismatch(value: unknown, into: string, path: readonly YamlPathStep[]): void {
+    this.problems.push({ path, message: unmarshalMismatchText(value, into) });
+  }
+
+  string(map: Map<unknown, unknown>, key: string, path: readonly YamlPathStep[]): string {
+    const value = map.get(key);
+    if (value === null || value === undefined) return "";
+    if (typeof value === "string") return value;
+    if (value instanceof YamlScalar) return value.text;
+    this.#mismatch(value, "string", [...path, key]);
+    return "";
+  }
+
+  bool(map: Map<unknown, unknown>, key: string, path: readonly YamlPathStep[]): boolean {
+    const value = map.get(key);
+    if (value === null || value === undefined) return false;
+    if (value instanceof YamlScalar && value.kind === "bool") return value.value as boolean;
+    this.#mismatch(value, "bool", [...path, key]);
+    return false;
+  }
+
+  uint32(map: Map<unknown, unknown>, key: string, path: readonly YamlPathStep[]): number {
+    const value = map.get(key);
+    if (value === null || value === undefined) return 0;
+    if (value instanceof YamlScalar && value.kind === "int") {
+      const n = value.value as number;
+      if (n >= 0 && n <= UINT32_MAX) return n;
+    }
+    this.#mismatch(value, "uint32", [...path, key]);
+    return 0;
+  }
+
+  descriptors(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): DescriptorDocument[] {
+    const value = map.get("descriptors");
+    if (value === null || value === undefined) return [];
+    if (!Array.isArray(value)) {
+      this.#mismatch(value, "[]config.YamlDescriptor", [...path, "descriptors"]);
+      return [];
+    }
+    return value.map((item, i) =>
+      this.#descriptor(item as Map<unknown, unknown>, [...path, "descriptors", i]),
+    );
+  }
+
+  #descriptor(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): DescriptorDocument {
+    return {
+      key: this.string(map, "key", path),
+      value: this.string(map, "value", path),
+      rateLimit: this.#rateLimit(map, path),
+      descriptors: this.descriptors(map, path),
+      shadowMode: this.bool(map, "shadow_mode", path),
+      quotaMode: this.bool(map, "quota_mode", path),
+      detailedMetric: this.bool(map, "detailed_metric", path),
+      valueToMetric: this.bool(map, "value_to_metric", path),
+      shareThreshold: this.bool(map, "share_threshold", path),
+      metadata: this.#metadata(map, path),
+    };
+  }
+
+  #rateLimit(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): RateLimitDocument | undefined {
+    const value = map.get("rate_limit");
+    if (value === null || value === undefined) return undefined;
+    const at = [...path, "rate_limit"];
+    if (!(value instanceof Map)) {
+      this.#mismatch(value, "config.YamlRateLimit", at);
+      return undefined;
+    }
+    return {
+      requestsPerUnit: this.uint32(value, "requests_per_unit", at),
+      unit: this.string(value, "unit", at),
+      unlimited: this.bool(value, "unlimited", at),
+      name: this.string(value, "name", at),
+      replaces: this.#replaces(value, at),
+    };
+  }
+
+  #replaces(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): string[] {
+    const value = map.get("replaces");
+    if (value === null || value === undefined) return [];
+    if (!Array.isArray(value)) {
+      this.#mismatch(value, "[]config.yamlReplaces", [...path, "replaces"]);
+      return [];
+    }
+    return value.map((item, i) =>
+      this.string(item as Map<unknown, unknown>, "name", [...path, "replaces", i]),
+    );
+  }
+
+  #metadata(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): JsonObject | undefined {
+    const value = map.get("metadata");
+    if (value === null || value === undefined) return undefined;
+    if (!(value instanceof Map)) {
+      this.#mismatch(value, "map[string]interface {}", [...path, "metadata"]);
+      return undefined;
+    }
+    return jsonObjectFromYaml(value, [...path, "metadata"], this.problems);
+  }
+}
+
+/** Converts free-form YAML (`metadata`) to JSON, reporting keys and values a Struct cannot hold. */
+function jsonObjectFromYaml(
+  map: Map<unknown, unknown>,
+  path: readonly YamlPathStep[],
+  problems: DecodeProblem[],
+) {
+  const object: JsonObject = {};
+  for (const [key, value] of map) {
+    const name = typeof key === "string" ? key : key instanceof YamlScalar ? key.text : undefined;
+    if (name === undefined) {
+      problems.push({ path, message: `error parsing metadata: key ${goValueText(key)} is not a string` });
+      continue;
+    }
+    const converted = jsonValueFromYaml(value, [...path, name], problems);
+    if (converted !== undefined) object[name] = converted;
+  }
+  return object;
+}
+
+function jsonValueFromYaml(
+  value: unknown,
+  path: readonly YamlPathStep[],
+  problems: DecodeProblem[],
+): JsonValue | undefined {
+  if (value === null || typeof value === "string") return value;
+  if (value instanceof YamlScalar) return value.value;
+  if (value instanceof Map) return jsonObjectFromYaml(value, path, problems);
+  if (Array.isArray(value)) {
+    return value.map((item, i) => jsonValueFromYaml(item, [...path, i], problems) ?? null);
+  }
+  problems.push({ path, message: `error parsing metadata: unsupported value ${goValueText(value)}` });
+  return undefined;
+}

@@ -1,0 +1,56 @@
+import { fitsInt64, goValueText } from "./go-format.js";
+import { YamlScalar } from "./yaml-schema.js";
+
+/** Keys allowed anywhere in a rule file: one flat list for every nesting level, as the reference. */
+export const VALID_KEYS: ReadonlySet<string> = new Set([
+  "domain",
+  "key",
+  "value",
+  "descriptors",
+  "rate_limit",
+  "unit",
+  "requests_per_unit",
+  "unlimited",
+  "shadow_mode",
+  "quota_mode",
+  "name",
+  "replaces",
+  "detailed_metric",
+  "value_to_metric",
+  "share_threshold",
+  "metadata",
+]);
+
+/**
+ * The reference's first validation pass over the untyped document (`validateYamlKeys`), in document order.
+ * Returns the reason for the first problem, or undefined. Values under `metadata` are free-form and are
+ * not checked against the key list.
+ */
+export function firstKeyProblem(map: Map<unknown, unknown>): string | undefined {
+  for (const [key, value] of map) {
+    if (typeof key !== "string") return `config error, key is not of type string: ${goValueText(key)}`;
+    if (!VALID_KEYS.has(key)) return `config error, unknown key '${key}'`;
+    if (key === "metadata") continue;
+    const problem = valueProblem(value);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function valueProblem(value: unknown): string | undefined {
+  if (Array.isArray(value)) {
+    for (const element of value) {
+      if (!(element instanceof Map)) {
+        return `config error, yaml file contains list of type other than map: ${goValueText(element)}`;
+      }
+      const problem = firstKeyProblem(element);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (value instanceof Map) return firstKeyProblem(value);
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (value instanceof YamlScalar && value.kind === "bool") return undefined;
+  if (value instanceof YamlScalar && value.kind === "int" && fitsInt64(value)) return undefined;
+  return "error checking config";
+}
