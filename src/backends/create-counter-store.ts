@@ -1,0 +1,137 @@
+import { SettingsError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import type { StatsRegistry } from "../observability/stats-registry.js";
+import type { Settings } from "../settings/load-settings.js";
+import type { CounterStore } from "./counter-store.js";
+import { memcachedEndpoints } from "./memcached/memcached-address.js";
+import { MemcachedStore } from "./memcached/memcached-store.js";
+import { memcachedTlsConnectionOptions } from "./memcached/memcached-tls.js";
+import { MemoryStore } from "./memory/memory-store.js";
+import type { RedisPoolOptions } from "./redis/redis-connection-pool.js";
+import type { RedisTlsOptions } from "./redis/redis-endpoint.js";
+import { RedisStore } from "./redis/redis-store.js";
+
+/** What stores may report into. */
+export interface StoreContext {
+  readonly stats: StatsRegistry;
+  readonly logger: Logger;
+}
+
+/** The one place a backend is chosen from BACKEND_TYPE and given its narrow options. */
+export function createCounterStore(settings: Settings, context: StoreContext): CounterStore {
+  switch (settings.backend) {
+    case "memory":
+      return new MemoryStore();
+    case "redis":
+      return new RedisStore({
+        main: mainPool(settings, context),
+        perSecond: settings.redisPerSecond ? perSecondPool(settings, context) : undefined,
+        startup: {
+          initialIntervalMs: settings.redisStartupInitialIntervalMs,
+          maxIntervalMs: settings.redisStartupMaxIntervalMs,
+          maxElapsedMs: settings.redisStartupMaxElapsedTimeMs,
+        },
+        healthCheckActiveConnection: settings.redisHealthCheckActiveConnection,
+      });
+    case "memcache":
+      return memcachedStore(settings, context);
+  }
+}
+
+/** gomemcache's `DefaultTimeout`, which the reference keeps: the bound on each memcached operation. */
+const MEMCACHE_TIMEOUT_MS = 100;
+
+function memcachedStore(s: Settings, { stats, logger }: StoreContext): MemcachedStore {
+  if (s.memcacheHostPort.length === 0 && s.memcacheSrv === "") {
+    throw new SettingsError(["BACKEND_TYPE=memcache needs MEMCACHE_HOST_PORT or MEMCACHE_SRV"]);
+  }
+  const scope = "ratelimit.memcache";
+  const tagged = (name: string, code: string) => stats.counter(`${scope}.${name}`, { code });
+  return new MemcachedStore({
+    servers:
+      s.memcacheSrv !== ""
+        ? { srv: s.memcacheSrv, refreshMs: s.memcacheSrvRefreshMs }
+        : { endpoints: memcachedEndpoints(s.memcacheHostPort) },
+    connectionsPerNode: s.memcacheMaxIdleConns,
+    tls: s.memcacheTls
+      ? memcachedTlsConnectionOptions({
+          clientCertFile: s.memcacheTlsClientCert,
+          clientKeyFile: s.memcacheTlsClientKey,
+          caFile: s.memcacheTlsCacert,
+          skipHostnameVerification: s.memcacheTlsSkipHostnameVerification,
+        })
+      : undefined,
+    timeoutMs: MEMCACHE_TIMEOUT_MS,
+    startup: { initialIntervalMs: 1000, maxIntervalMs: 30_000 },
+    stats: {
+      multigetSuccess: tagged("multiget", "success"),
+      multigetError: tagged("multiget", "error"),
+      incrementSuccess: tagged("increment", "success"),
+      incrementMiss: tagged("increment", "miss"),
+      incrementError: tagged("increment", "error"),
+      addSuccess: tagged("add", "success"),
+      addError: tagged("add", "error"),
+      addNotStored: tagged("add", "not_stored"),
+      keysRequested: stats.counter(`${scope}.keys_requested`),
+      keysFound: stats.counter(`${scope}.keys_found`),
+    },
+    log: logger,
+  });
+}
+
+function redisTls(settings: Settings): RedisTlsOptions {
+  return {
+    clientCertFile: settings.redisTlsClientCert,
+    clientKeyFile: settings.redisTlsClientKey,
+    caFile: settings.redisTlsCacert,
+    skipHostnameVerification: settings.redisTlsSkipHostnameVerification,
+  };
+}
+
+function poolStats(scope: string, { stats }: StoreContext): RedisPoolOptions["stats"] {
+  return {
+    cxTotal: stats.counter(`${scope}.cx_total`),
+    cxLocalClose: stats.counter(`${scope}.cx_local_close`),
+    cxActive: stats.gauge(`${scope}.cx_active`),
+  };
+}
+
+function mainPool(s: Settings, context: StoreContext): RedisPoolOptions {
+  return {
+    endpoint: {
+      type: s.redisType,
+      socketType: s.redisSocketType,
+      url: s.redisUrl,
+      auth: s.redisAuth,
+      sentinelAuth: s.redisSentinelAuth,
+      tls: s.redisTls ? redisTls(s) : undefined,
+      timeoutMs: s.redisTimeoutMs,
+    },
+    size: s.redisPoolSize,
+    pipelineWindowMs: s.redisPipelineWindowMs,
+    pipelineLimit: s.redisPipelineLimit,
+    clusterParallelism: s.redisClusterPipelineParallelism,
+    stats: poolStats("ratelimit.redis_pool", context),
+    log: context.logger,
+  };
+}
+
+function perSecondPool(s: Settings, context: StoreContext): RedisPoolOptions {
+  return {
+    endpoint: {
+      type: s.redisPerSecondType,
+      socketType: s.redisPerSecondSocketType,
+      url: s.redisPerSecondUrl,
+      auth: s.redisPerSecondAuth,
+      sentinelAuth: s.redisPerSecondSentinelAuth,
+      tls: s.redisPerSecondTls ? redisTls(s) : undefined,
+      timeoutMs: s.redisPerSecondTimeoutMs,
+    },
+    size: s.redisPerSecondPoolSize,
+    pipelineWindowMs: s.redisPerSecondPipelineWindowMs,
+    pipelineLimit: s.redisPerSecondPipelineLimit,
+    clusterParallelism: s.redisPerSecondClusterPipelineParallelism,
+    stats: poolStats("ratelimit.redis_per_second_pool", context),
+    log: context.logger,
+  };
+}
