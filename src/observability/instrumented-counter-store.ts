@@ -1,0 +1,37 @@
+import type { CounterIncrement, CounterStore, HealthListener } from "../backends/counter-store.js";
+import { type BackendCallEvent, backendEnd, backendStart, publishAround } from "./request-channels.js";
+
+/**
+ * A counter store that publishes every `increment` call on {@link backendStart}/{@link backendEnd}, for the
+ * backend span. The daemon wraps its store in one only when tracing is on, so the hot path pays nothing
+ * otherwise. Reads (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) are not traced, as in the reference.
+ */
+export class InstrumentedCounterStore implements CounterStore {
+  constructor(private readonly store: CounterStore) {}
+
+  get name(): string {
+    return this.store.name;
+  }
+
+  increment(increments: readonly CounterIncrement[]): number[] | Promise<number[]> {
+    if (!backendStart.hasSubscribers) return this.store.increment(increments);
+    const event: BackendCallEvent = { store: this.store.name, increments };
+    return publishAround(backendStart, backendEnd, event, () => this.store.increment(increments));
+  }
+
+  read(increments: readonly CounterIncrement[]): number[] | Promise<number[]> {
+    return this.store.read(increments);
+  }
+
+  start(): Promise<void> {
+    return this.store.start();
+  }
+
+  onHealthChange(listener: HealthListener): void {
+    this.store.onHealthChange(listener);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

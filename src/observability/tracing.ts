@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import { context, DiagLogLevel, diag, propagation, trace } from "@opentelemetry/api";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter as OtlpGrpcExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { OTLPTraceExporter as OtlpHttpExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { B3InjectEncoding, B3Propagator } from "@opentelemetry/propagator-b3";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from "@opentelemetry/sdk-trace-node";
+import type { Logger } from "./logger.js";
+import { StoreContextManager } from "./store-context-manager.js";
+import { subscribeSpans } from "./trace-subscribers.js";
+
+/** TRACING_* settings (the OTLP endpoint, headers and certificates come from `OTEL_EXPORTER_OTLP_*`). */
+export interface TracingOptions {
+  readonly serviceName: string;
+  readonly serviceNamespace: string;
+  /** Empty: a random UUID v4, as the reference. */
+  readonly serviceInstanceId: string;
+  /** OTLP over HTTP (JSON) or gRPC; `""` means HTTP. */
+  readonly protocol: "http" | "grpc" | "";
+  /** Root sampling ratio in [0, 1]; a sampled or unsampled parent decides for its children. */
+  readonly samplingRate: number;
+  /** REDIS_PERSECOND, for the backend span's `perSecondPipeline length`. */
+  readonly redisPerSecond: boolean;
+  readonly logger: Logger;
+}
+
+/** Tracer flush allowed at shutdown (the reference's 5 s). */
+const SHUTDOWN_TIMEOUT_MS = 5000;
+const DIAG_LOG_INTERVAL_MS = 60_000;
+
+/** A running tracer: spans batched to the OTLP exporter until {@link stop}. */
+export interface Tracing {
+  /** Stops producing spans and flushes the ones still batched (at most 5 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts OpenTelemetry tracing as the reference does: a resource with service.name, service.namespace
+ * and service.instance.id, `ParentBased(TraceIdRatioBased(rate))`, a batching OTLP exporter, and W3C
+ * trace context + B3 + baggage propagation; then subscribes the span builders to the request channels.
+ * Loaded only when TRACING_ENABLED (the SDK takes a quarter of a second to import).
+ */
+export function startTracing(options: TracingOptions): Tracing {
+  routeDiagnostics(options.logger);
+  const instanceId = options.serviceInstanceId === "" ? randomUUID() : options.serviceInstanceId;
+  const exporter = options.protocol === "grpc" ? new OtlpGrpcExporter() : new OtlpHttpExporter();
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      "service.name": options.serviceName,
+      "service.namespace": options.serviceNamespace,
+      "service.instance.id": instanceId,
+    }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplingRate) }),
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  });
+  const contextManager = new StoreContextManager();
+  provider.register({
+    contextManager,
+    propagator: new CompositePropagator({
+      propagators: [
+        new W3CTraceContextPropagator(),
+        new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER }),
+        new W3CBaggagePropagator(),
+      ],
+    }),
+  });
+  const unsubscribe = subscribeSpans({ contextManager, redisPerSecond: options.redisPerSecond });
+  options.logger.info(
+    `TracerProvider initialized with following parameters: protocol: ${options.protocol || "http"}, ` +
+      `serviceName: ${options.serviceName}, serviceNamespace: ${options.serviceNamespace}, ` +
+      `serviceInstanceId: ${instanceId}, samplingRate: ${options.samplingRate.toFixed(6)}`,
+  );
+  return {
+    async stop() {
+      unsubscribe();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS);
+      });
+      // A collector that cannot be reached at shutdown loses those spans; stopping must not fail for it.
+      await Promise.race([provider.shutdown().catch(() => {}), timeout]);
+      clearTimeout(timer);
+      trace.disable();
+      propagation.disable();
+      context.disable();
+      diag.disable();
+    },
+  };
+}
+
+/** OpenTelemetry's own errors (an unreachable collector, …) as warnings, at most one a minute. */
+function routeDiagnostics(logger: Logger): void {
+  let lastMs = -Infinity;
+  const warn = (message: string, ...args: unknown[]) => {
+    const now = Date.now();
+    if (now - lastMs < DIAG_LOG_INTERVAL_MS) return;
+    lastMs = now;
+    const details = args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
+    logger.warn(`tracing: ${message}${details === "" ? "" : ` ${details}`} (repeats suppressed for 60s)`);
+  };
+  const ignore = () => {};
+  diag.setLogger({ error: warn, warn, info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
+}

@@ -1,0 +1,136 @@
+import type { CounterStore } from "../backends/counter-store.js";
+import type { RuleUpdate } from "../config/rule-source.js";
+import type { DecisionEngine, DecisionPlan } from "../engine/decision-engine.js";
+import type { Decision, DecisionRequest } from "../engine/decision-request.js";
+import type { Counter, RuleSet } from "../engine/rule-set.js";
+import { BackendError, InvalidArgumentError, messageOf, RatelimitdError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import { decisionStart, traceDecision } from "../observability/request-channels.js";
+
+/** The service-level counters of the reference (`ratelimit.service.*`). */
+export interface ServiceCounters {
+  readonly configLoadSuccess: Counter;
+  readonly configLoadError: Counter;
+  /** `call.should_rate_limit.redis_error`: the backend failed. */
+  readonly backendError: Counter;
+  /** `call.should_rate_limit.service_error`: the request was refused. */
+  readonly serviceError: Counter;
+}
+
+export interface RateLimitServiceOptions {
+  readonly engine: DecisionEngine;
+  readonly store: CounterStore;
+  readonly counters: ServiceCounters;
+  readonly logger: Logger;
+  /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT (honoured when the store can read). */
+  readonly stopIncrementWhenOverLimit: boolean;
+  /** Milliseconds since the epoch; injectable for tests. */
+  readonly nowMs?: () => number;
+}
+
+const NO_COUNTERS: readonly number[] = [];
+
+/**
+ * `ShouldRateLimit` shared by every transport: holds the active rule set (swapped atomically), runs the
+ * engine, and talks to the counter store once per request.
+ */
+export class RateLimitService {
+  #rules: RuleSet | undefined;
+  readonly #options: RateLimitServiceOptions;
+  readonly #nowMs: () => number;
+  readonly #listeners: ((rules: RuleSet) => void)[] = [];
+
+  constructor(options: RateLimitServiceOptions) {
+    this.#options = options;
+    this.#nowMs = options.nowMs ?? Date.now;
+  }
+
+  /** The active rules, undefined until a load succeeds. */
+  get rules(): RuleSet | undefined {
+    return this.#rules;
+  }
+
+  /** Calls `listener` after every successful swap (health's `config` component, …). */
+  onRulesChange(listener: (rules: RuleSet) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Applies one load outcome: a success replaces the rules in one assignment (in-flight requests finish on
+   * the set they started with); a failure keeps the old rules and counts `config_load_error`.
+   */
+  applyRuleUpdate(update: RuleUpdate): void {
+    const { counters, logger } = this.#options;
+    if (!update.ok) {
+      counters.configLoadError.add(1);
+      logger.error(`Error loading new configuration: ${update.error.message}`);
+      return;
+    }
+    this.#rules = update.rules;
+    counters.configLoadSuccess.add(1);
+    logger.info("Successfully loaded new configuration");
+    for (const listener of this.#listeners) listener(update.rules);
+  }
+
+  /**
+   * Decides one request: directly when the store answers directly (memory), else as a promise. Fails with a
+   * {@link RatelimitdError} subclass, which the transports map.
+   */
+  shouldRateLimit(request: DecisionRequest): Decision | Promise<Decision> {
+    // Tracing's `ShouldRateLimit Execution` span: one boolean per request while nobody listens.
+    if (decisionStart.hasSubscribers) return traceDecision(request, () => this.#decide(request));
+    return this.#decide(request);
+  }
+
+  #decide(request: DecisionRequest): Decision | Promise<Decision> {
+    const { engine, store, counters } = this.#options;
+    let plan: DecisionPlan;
+    try {
+      plan = engine.plan(this.#rules, request, Math.floor(this.#nowMs() / 1000));
+    } catch (error) {
+      counters.serviceError.add(1);
+      throw error;
+    }
+    if (plan.increments.length === 0) return this.#complete(plan, NO_COUNTERS);
+    if (this.#options.stopIncrementWhenOverLimit) return this.#decideStoppingOverLimit(plan);
+    let values: number[] | Promise<number[]>;
+    try {
+      values = store.increment(plan.increments);
+    } catch (error) {
+      throw this.#backendFailure(error);
+    }
+    if (Array.isArray(values)) return this.#complete(plan, values);
+    return values.then(
+      (counted) => this.#complete(plan, counted),
+      (error: unknown) => {
+        throw this.#backendFailure(error);
+      },
+    );
+  }
+
+  /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: read first (unless the local cache decided), then count. */
+  async #decideStoppingOverLimit(plan: DecisionPlan): Promise<Decision> {
+    const { engine, store } = this.#options;
+    try {
+      const current = plan.anyLocalCacheHit ? undefined : await store.read(plan.increments);
+      engine.suppressIncrementsWhenOverLimit(plan, current);
+      return this.#complete(plan, await store.increment(plan.increments));
+    } catch (error) {
+      throw this.#backendFailure(error);
+    }
+  }
+
+  #complete(plan: DecisionPlan, values: ArrayLike<number>): Decision {
+    return this.#options.engine.complete(plan, values, Math.floor(this.#nowMs() / 1000));
+  }
+
+  #backendFailure(error: unknown): RatelimitdError {
+    // A store refusing the request itself (memcached: a key it cannot hold) is the request's fault.
+    if (error instanceof InvalidArgumentError) {
+      this.#options.counters.serviceError.add(1);
+      return error;
+    }
+    this.#options.counters.backendError.add(1);
+    return error instanceof RatelimitdError ? error : new BackendError(messageOf(error), { cause: error });
+  }
+}

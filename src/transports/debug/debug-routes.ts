@@ -1,0 +1,84 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { exactRoute, type HttpRoute } from "../http/http-route.js";
+import { metricsHandler } from "./metrics-handler.js";
+import { cpuProfileHandler, heapSnapshotHandler } from "./node-profiles.js";
+
+/** A debug endpoint with its one-line help for the `/` listing. */
+export interface DebugEndpoint {
+  readonly path: string;
+  readonly help: string;
+  readonly handle: HttpRoute["handle"];
+}
+
+function text(res: ServerResponse, body: string): void {
+  res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+  res.end(body);
+}
+
+/** The debug port's endpoints; `/rlconfig`, `/stats` and `/metrics` read through the given functions. */
+export function debugEndpoints(sources: {
+  rlconfig: () => string;
+  stats: () => string[];
+  metrics: () => Promise<string>;
+}): DebugEndpoint[] {
+  const endpoints: DebugEndpoint[] = [
+    {
+      path: "/rlconfig",
+      help: "print out the currently loaded configuration for debugging",
+      handle: (_req, res) => text(res, sources.rlconfig()),
+    },
+    {
+      path: "/stats",
+      help: "print out stats",
+      handle: (_req, res) =>
+        text(
+          res,
+          sources
+            .stats()
+            .map((line) => `${line}\n`)
+            .join(""),
+        ),
+    },
+    {
+      path: "/metrics",
+      help: "Prometheus metrics (text format)",
+      handle: metricsHandler(sources.metrics),
+    },
+    {
+      path: "/debug/pprof/profile",
+      help: "CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)",
+      handle: cpuProfileHandler,
+    },
+    {
+      path: "/debug/pprof/heap",
+      help: "heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)",
+      handle: heapSnapshotHandler,
+    },
+  ];
+  const profiles = endpoints.filter((e) => e.path.startsWith("/debug/pprof/"));
+  endpoints.push({
+    path: "/debug/pprof/",
+    help: "root of various pprof endpoints. hit for help.",
+    handle: (_req, res) => text(res, listing(profiles)),
+  });
+  return endpoints;
+}
+
+/** `<path>: <help>` lines sorted byte-wise, as the reference's `/` page. */
+export function listing(endpoints: readonly DebugEndpoint[]): string {
+  return [...endpoints]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((e) => `${e.path}: ${e.help}\n`)
+    .join("");
+}
+
+/** Routes for the endpoints plus the catch-all listing (any other path, like Go's ServeMux `/`). */
+export function debugRoutes(endpoints: readonly DebugEndpoint[]): {
+  routes: HttpRoute[];
+  fallback: (req: IncomingMessage, res: ServerResponse) => void;
+} {
+  return {
+    routes: endpoints.map((e) => exactRoute(e.path, e.handle)),
+    fallback: (_req, res) => text(res, listing(endpoints)),
+  };
+}

@@ -1,0 +1,42 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { InvalidArgumentError, messageOf } from "../../errors.js";
+import { HealthCheckRequestSchema, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import type { CoreServices } from "./connect-routes.js";
+import type { UnaryMethod } from "./grpc-unary.js";
+import { servingStatusOf } from "./health-service.js";
+import { decodeRateLimitRequest, encodeRateLimitResponseFrame, frameOf } from "./rls-codec.js";
+
+/** ShouldRateLimit and Health/Check on the raw HTTP/2 fast path (same services as the connect routes). */
+export function fastMethods(services: CoreServices): UnaryMethod[] {
+  return [
+    {
+      path: "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+      name: "ShouldRateLimit",
+      call: (bytes) => {
+        const decision = services.rateLimit.shouldRateLimit(decode(() => decodeRateLimitRequest(bytes)));
+        return decision instanceof Promise
+          ? decision.then(encodeRateLimitResponseFrame)
+          : encodeRateLimitResponseFrame(decision);
+      },
+    },
+    {
+      path: "/grpc.health.v1.Health/Check",
+      name: "Check",
+      call: (bytes) => {
+        const request = decode(() => fromBinary(HealthCheckRequestSchema, bytes));
+        const status = servingStatusOf(services.health, request.service);
+        if (status === undefined) throw new ConnectError("unknown service", Code.NotFound);
+        return frameOf(toBinary(HealthCheckResponseSchema, create(HealthCheckResponseSchema, { status })));
+      },
+    },
+  ];
+}
+
+function decode<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new InvalidArgumentError(`grpc: error unmarshalling request: ${messageOf(error)}`);
+  }
+}

@@ -1,0 +1,44 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DatabaseError, messageOf, RatelimitdError } from "../../errors.js";
+
+/**
+ * gRPC status for any error a handler throws — the one place errors become statuses. The reference
+ * returns plain Go errors, i.e. UNKNOWN with the text; ratelimitd keeps UNKNOWN for the reference's service
+ * errors, uses INVALID_ARGUMENT for malformed input (decision 2) and UNAVAILABLE when the backend cannot
+ * be reached (Envoy treats every error alike; other clients may retry UNAVAILABLE).
+ */
+export function grpcStatusOf(error: unknown): { code: Code; message: string } {
+  if (error instanceof ConnectError) return { code: error.code, message: error.rawMessage };
+  // The users and migrations APIs never show database details to clients (they are logged instead).
+  if (error instanceof DatabaseError) return { code: Code.Internal, message: "server error" };
+  if (error instanceof RatelimitdError)
+    return { code: GRPC_CODES[error.code] ?? Code.Unknown, message: error.message };
+  return { code: Code.Internal, message: messageOf(error) };
+}
+
+const GRPC_CODES: Partial<Record<RatelimitdError["code"], Code>> = {
+  invalid_argument: Code.InvalidArgument,
+  backend_error: Code.Unavailable,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  conflict: Code.FailedPrecondition,
+};
+
+/** The same mapping as a ConnectError, for handlers served by connect-node. */
+export function connectErrorOf(error: unknown): ConnectError {
+  if (error instanceof ConnectError) return error;
+  const { code, message } = grpcStatusOf(error);
+  return new ConnectError(message, code, undefined, undefined, error);
+}
+
+/** `grpc-message` value: percent-encoding of bytes outside printable ASCII and of `%` (gRPC HTTP/2 spec). */
+export function encodeGrpcMessage(message: string): string {
+  let out = "";
+  for (const byte of Buffer.from(message, "utf8")) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}

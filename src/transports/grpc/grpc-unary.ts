@@ -1,0 +1,155 @@
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { Code } from "@connectrpc/connect";
+import { encodeGrpcMessage, grpcStatusOf } from "./grpc-status.js";
+
+/** A unary method served directly on HTTP/2 streams, bypassing connect-node for speed. */
+export interface UnaryMethod {
+  /** `/package.Service/Method`. */
+  readonly path: string;
+  /** Method name for `ratelimit_server.<Method>.*` stats. */
+  readonly name: string;
+  /**
+   * Decodes the request message, runs the handler, and gives the complete response frame (5-byte prefix
+   * included); throws or rejects on any failure.
+   */
+  readonly call: (request: Buffer) => Buffer | Promise<Buffer>;
+}
+
+/** Called once per answered call with its gRPC status (0 = OK) and, on failure, the status message. */
+export type CallDone = (method: UnaryMethod, startedMs: number, code: number, message?: string) => void;
+
+/** gRPC's default maximum receive message size. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+const GRPC_CONTENT_TYPES = new Set(["application/grpc", "application/grpc+proto"]);
+const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
+
+/**
+ * Whether a stream is plain uncompressed unary gRPC that the fast path can serve. Everything else
+ * (gRPC-Web, Connect, compression, unknown methods) is left to connect-node.
+ */
+export function isFastPathStream(headers: IncomingHttpHeaders): boolean {
+  const encoding = headers["grpc-encoding"];
+  return (
+    headers[":method"] === "POST" &&
+    GRPC_CONTENT_TYPES.has(headers["content-type"] ?? "") &&
+    (encoding === undefined || encoding === "identity")
+  );
+}
+
+/** Milliseconds allowed by a `grpc-timeout` header (`100m`, `5S`), or undefined when absent or invalid. */
+export function grpcTimeoutMs(header: string | undefined): number | undefined {
+  const match = header === undefined ? null : /^(\d{1,8})([HMSmun])$/.exec(header);
+  return match ? Number(match[1]) * TIMEOUT_UNIT_MS[match[2]!]! : undefined;
+}
+
+/**
+ * Serves one unary call: collects the single length-prefixed message, calls the method, and answers with
+ * the message and `grpc-status: 0` trailers, or a trailers-only error. A call whose deadline passed, or
+ * whose client went away, gets no answer written.
+ */
+export function serveUnary(
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  method: UnaryMethod,
+  onDone: CallDone,
+): void {
+  const startedMs = performance.now();
+  const timeoutMs = grpcTimeoutMs(headers["grpc-timeout"] as string | undefined);
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let rejected = false;
+  stream.on("data", (chunk: Buffer) => {
+    if (rejected) return;
+    received += chunk.length;
+    if (received > MAX_MESSAGE_BYTES + 5) {
+      rejected = true;
+      respondError(
+        stream,
+        Code.ResourceExhausted,
+        `grpc: received message larger than max (${received - 5} vs. ${MAX_MESSAGE_BYTES})`,
+      );
+      return;
+    }
+    chunks.push(chunk);
+  });
+  stream.on("error", () => {
+    // A reset or broken connection: the client is gone, there is nobody to answer.
+  });
+  stream.on("end", () => {
+    if (rejected) return;
+    const frame = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+    const problem = framingProblem(frame);
+    if (problem !== undefined) {
+      respondError(stream, Code.Internal, problem);
+      onDone(method, startedMs, Code.Internal, problem);
+      return;
+    }
+    const finish = (reply: Buffer | undefined, error?: unknown) => {
+      if (timeoutMs !== undefined && performance.now() - startedMs > timeoutMs) {
+        respondError(stream, Code.DeadlineExceeded, "context deadline exceeded");
+        onDone(method, startedMs, Code.DeadlineExceeded, "context deadline exceeded");
+      } else if (reply !== undefined) {
+        respondFrame(stream, reply);
+        onDone(method, startedMs, 0);
+      } else {
+        const status = grpcStatusOf(error);
+        respondError(stream, status.code, status.message);
+        onDone(method, startedMs, status.code, status.message);
+      }
+    };
+    try {
+      const result = method.call(frame.subarray(5));
+      if (Buffer.isBuffer(result)) finish(result);
+      else
+        result.then(
+          (reply) => finish(reply),
+          (error: unknown) => finish(undefined, error),
+        );
+    } catch (error) {
+      finish(undefined, error);
+    }
+  });
+}
+
+/** Why a request body is not exactly one uncompressed length-prefixed message, or undefined. */
+function framingProblem(frame: Buffer): string | undefined {
+  if (frame.length < 5) return "grpc: request has no complete message";
+  if ((frame[0]! & 1) !== 0) return "grpc: compressed flag set without grpc-encoding";
+  const length = frame.readUInt32BE(1);
+  if (frame.length < 5 + length) return "grpc: request message is truncated";
+  if (frame.length > 5 + length) return "grpc: more than one request message for a unary method";
+  return undefined;
+}
+
+// Node copies header objects before use, so these are shared by every response.
+const OK_HEADERS = Object.freeze({ ":status": 200, "content-type": "application/grpc" });
+const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
+// gRPC peers ignore Date; grpc-go sends none.
+const RESPOND_OPTIONS = Object.freeze({ waitForTrailers: true, sendDate: false });
+
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
+/** Headers, the complete response frame, and `grpc-status: 0` trailers. */
+function respondFrame(stream: ServerHttp2Stream, frame: Buffer): void {
+  if (stream.destroyed || stream.headersSent) return;
+  stream.respond(OK_HEADERS, RESPOND_OPTIONS);
+  stream.once("wantTrailers", sendOkTrailers);
+  stream.end(frame);
+}
+
+/** A trailers-only response carrying the status. */
+export function respondError(stream: ServerHttp2Stream, code: Code, message: string): void {
+  if (stream.destroyed || stream.headersSent) return;
+  stream.respond(
+    {
+      ":status": 200,
+      "content-type": "application/grpc",
+      "grpc-status": String(code),
+      "grpc-message": encodeGrpcMessage(message),
+    },
+    { endStream: true },
+  );
+}

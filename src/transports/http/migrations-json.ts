@@ -1,0 +1,55 @@
+import type { ExecutionRecord, LogRecord } from "../../migrations/migration-records.js";
+import { isoWithOffset } from "../../migrations/migration-records.js";
+import type { MigrationView, ScheduleResult } from "../../migrations/migration-service.js";
+
+/** The wire shapes of the migrations API (snake_case, as the WordPress original). */
+export function migrationJson(m: MigrationView) {
+  return {
+    id: m.id,
+    label: m.label,
+    description: m.description,
+    tags: m.tags,
+    total_batches: m.totalBatches,
+    can_run: m.canRun,
+    is_applicable: m.isApplicable,
+    status: m.status,
+  };
+}
+
+export function executionJson(e: ExecutionRecord) {
+  return {
+    id: e.id,
+    migration_id: e.migrationId,
+    operation: e.operation,
+    parent_execution_id: e.parentExecutionId,
+    start_date_gmt: e.startMs === null ? null : isoWithOffset(e.startMs),
+    end_date_gmt: e.endMs === null ? null : isoWithOffset(e.endMs),
+    status: e.status,
+    items_total: e.itemsTotal,
+    items_processed: e.itemsProcessed,
+    created_at: isoWithOffset(e.createdAtMs),
+  };
+}
+
+export function logJson(l: LogRecord) {
+  return {
+    id: l.id,
+    execution_id: l.executionId,
+    type: l.type,
+    message: l.message,
+    data: l.data,
+    created_at: isoWithOffset(l.createdAtMs),
+  };
+}
+
+export function scheduleJson(r: ScheduleResult) {
+  return {
+    success: true,
+    message: r.message,
+    execution_id: r.executionId,
+    operation: r.operation,
+    from_batch: r.fromBatch,
+    to_batch: r.toBatch,
+    batch_size: r.batchSize,
+  };
+}

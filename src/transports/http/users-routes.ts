@@ -1,0 +1,159 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AccessGuard } from "../../auth/authenticator.js";
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../errors.js";
+import type { Logger } from "../../observability/logger.js";
+import { USER_ERROR_TEXT } from "../../users/user.js";
+import { userIdOf } from "../../users/user-input.js";
+import type { UserService } from "../../users/user-service.js";
+import { accessDenied, credentialsOf } from "./access-responses.js";
+import { BodyTooLargeError, readBody, sendJson } from "./http-responses.js";
+import type { HttpRoute } from "./http-route.js";
+
+/** Options of {@link usersRoutes}. */
+export interface UsersRoutesOptions {
+  readonly service: UserService;
+  /** Path prefix (USERS_BASE_PATH): `""` or `/something`. */
+  readonly basePath: string;
+  readonly maxBodyBytes: number;
+  /** The OpenAPI document served at `{base}/users/openapi.json`. */
+  readonly openApi: unknown;
+  /** Set when USERS_REQUIRE_AUTH: requests must carry credentials of a user with `manage_options`. */
+  readonly guard?: AccessGuard | undefined;
+  readonly logger: Logger;
+}
+
+type Body = Record<string, unknown>;
+
+/** Error texts of refused requests when USERS_REQUIRE_AUTH is on (the seed shows no authentication). */
+const ACCESS_TEXT = { 401: "Unauthorized", 403: "Forbidden", 429: "Too many requests" } as const;
+
+/**
+ * The users REST API (spec users.md): `PUT|GET {base}/users`, `GET|PATCH|DELETE {base}/users/{id}`, JSON in
+ * and out, errors as `{"error": "<text>"}` with the case study's exact texts. Errors become statuses here
+ * and nowhere else.
+ */
+export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
+  const collection = `${options.basePath}/users`;
+  const openApiPath = `${collection}/openapi.json`;
+  const { service } = options;
+  return {
+    // `{base}/users` and `{base}/users/{one non-empty segment}`, as gorilla/mux would match them.
+    matches: (path) =>
+      path === collection ||
+      (path.length > collection.length + 1 &&
+        path.startsWith(`${collection}/`) &&
+        !path.includes("/", collection.length + 1)),
+    async handle(req, res, path) {
+      if (path === openApiPath) {
+        if (req.method !== "GET") return methodNotAllowed(res, "GET");
+        return sendJson(res, 200, options.openApi);
+      }
+      if (options.guard) {
+        const decision = await options.guard(credentialsOf(req));
+        if (!decision.allowed) return accessDenied(res, decision, { error: ACCESS_TEXT[decision.status] });
+      }
+      try {
+        if (path === collection) {
+          if (req.method === "GET") return await list(req, res, service);
+          if (req.method === "PUT")
+            return sendJson(res, 200, await service.create(await createInput(req, options)));
+          return methodNotAllowed(res, "GET, PUT");
+        }
+        const id = userIdOf(path.slice(collection.length + 1));
+        if (req.method === "GET") return sendJson(res, 200, await service.get(id));
+        if (req.method === "DELETE") {
+          await service.delete(id);
+          res.writeHead(200, { "content-length": 0 });
+          res.end();
+          return;
+        }
+        if (req.method === "PATCH") {
+          if (id === undefined) throw new NotFoundError(USER_ERROR_TEXT.notFound);
+          return sendJson(res, 200, await service.update(id, await updateInput(req, options)));
+        }
+        return methodNotAllowed(res, "GET, PATCH, DELETE");
+      } catch (error) {
+        sendUserError(res, error, options.logger, `${req.method} ${path}`);
+      }
+    },
+  };
+}
+
+async function list(req: IncomingMessage, res: ServerResponse, service: UserService): Promise<void> {
+  const query = new URL(req.url ?? "/", "http://x").searchParams;
+  const number = (name: string) => {
+    const text = query.get(name);
+    if (text === null) return undefined;
+    return /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  };
+  const page = service.pageOf(number("limit"), number("offset"));
+  const { users, total } = await service.list(page);
+  sendJson(res, 200, users, page === undefined ? {} : { "x-total-count": String(total) });
+}
+
+async function createInput(req: IncomingMessage, options: UsersRoutesOptions) {
+  const body = await jsonBody(req, options.maxBodyBytes);
+  const { name, email, password } = body;
+  if (typeof name !== "string" || typeof email !== "string" || typeof password !== "string")
+    throw badRequest();
+  return { name, email, password };
+}
+
+async function updateInput(req: IncomingMessage, options: UsersRoutesOptions) {
+  const body = await jsonBody(req, options.maxBodyBytes);
+  const field = (key: string): string | undefined => {
+    const value = body[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== "string") throw badRequest();
+    return value;
+  };
+  return { name: field("name"), email: field("email"), password: field("password") };
+}
+
+/** The body as a JSON object: `application/json`, within the size limit, parsing to an object. */
+async function jsonBody(req: IncomingMessage, maxBodyBytes: number): Promise<Body> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") throw badRequest();
+  if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) throw new BodyTooLargeError(maxBodyBytes);
+  const text = (await readBody(req, maxBodyBytes)).toString("utf8");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest();
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest();
+  return value as Body;
+}
+
+function badRequest(): InvalidArgumentError {
+  return new InvalidArgumentError(USER_ERROR_TEXT.badRequest);
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  sendJson(res, 405, { error: USER_ERROR_TEXT.methodNotAllowed }, { allow });
+}
+
+/** The one place users-API errors become statuses; anything unexpected is a logged 500. */
+function sendUserError(res: ServerResponse, error: unknown, logger: Logger, what: string): void {
+  if (error instanceof BodyTooLargeError) {
+    // The rest of an oversized body is not read: answer, then close the HTTP/1.1 connection (HTTP/2
+    // forbids the header; the stream just ends).
+    const close: Record<string, string> = res.req.httpVersionMajor === 1 ? { connection: "close" } : {};
+    sendJson(res, 413, { error: USER_ERROR_TEXT.tooLarge }, close);
+    return;
+  }
+  const known = USER_ERRORS.find(([type]) => error instanceof type);
+  if (known === undefined) {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    logger.error(`users API: ${what} failed: ${detail}`);
+  }
+  const [, status, text] = known ?? [Error, 500, USER_ERROR_TEXT.serverError];
+  sendJson(res, status, { error: text });
+}
+
+const USER_ERRORS: ReadonlyArray<readonly [new (...args: never[]) => Error, number, string]> = [
+  [InvalidArgumentError, 400, USER_ERROR_TEXT.badRequest],
+  [AlreadyExistsError, 403, USER_ERROR_TEXT.duplicateEmail],
+  [NotFoundError, 404, USER_ERROR_TEXT.notFound],
+];

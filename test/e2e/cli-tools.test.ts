@@ -1,0 +1,154 @@
+// The command-line tools (spec §3.19, §3.20): output, -json, exit codes.
+import { join } from "node:path";
+import t from "tap";
+import { startDaemon } from "../helpers/daemon-process.js";
+import { runCommand } from "../helpers/run-command.js";
+
+const RULES =
+  "domain: cli\ndescriptors:\n  - key: k\n    value: v\n    rate_limit: { unit: day, requests_per_unit: 50 }\n";
+
+t.test("ratelimit-client", async (t) => {
+  const daemon = await startDaemon({ RUNTIME_ROOT: t.testdir({ config: { "r.yaml": RULES } }) });
+  t.teardown(() => daemon.stop());
+  const dial = `127.0.0.1:${daemon.grpcPort}`;
+
+  const text = await runCommand("ratelimit-client", [
+    "-dial_string",
+    dial,
+    "-domain",
+    "cli",
+    "-descriptors",
+    "k=v",
+  ]);
+  t.equal(text.code, 0);
+  const lines = text.stdout.trimEnd().split("\n");
+  t.strictSame(lines.slice(0, 3), [
+    'Flag: --descriptors="[ <key=k, value=v> ] "',
+    `Flag: --dial_string="${dial}"`,
+    'Flag: --domain="cli"',
+  ]);
+  t.match(
+    lines.at(-1),
+    /^response: overall_code:OK statuses:\{code:OK current_limit:\{requests_per_unit:50 unit:DAY\} limit_remaining:49 duration_until_reset:\{seconds:\d+\}\}$/,
+  );
+
+  const json = await runCommand("ratelimit-client", [
+    "-dial_string",
+    dial,
+    "-domain",
+    "cli",
+    "-descriptors",
+    "k=v",
+    "-descriptors",
+    "x=y",
+    "-json",
+  ]);
+  t.equal(json.code, 0);
+  const parsed = JSON.parse(json.stdout);
+  t.equal(parsed.overallCode, "OK");
+  t.equal(parsed.statuses.length, 2, "one status per -descriptors flag");
+  t.equal(parsed.statuses[0].limitRemaining, 48);
+  t.strictSame(parsed.statuses[1], { code: "OK" });
+
+  const refused = await runCommand("ratelimit-client", [
+    "-dial_string",
+    dial,
+    "-domain",
+    "",
+    "-descriptors",
+    "k=v",
+  ]);
+  t.equal(refused.code, 1);
+  t.match(
+    refused.stdout,
+    /^request error: rpc error: code = UNKNOWN desc = rate limit domain must not be empty$/m,
+  );
+
+  const down = await runCommand("ratelimit-client", [
+    "-dial_string",
+    "127.0.0.1:1",
+    "-domain",
+    "cli",
+    "-timeout",
+    "300",
+  ]);
+  t.equal(down.code, 1);
+  t.match(down.stdout, /^error connecting: /m);
+});
+
+t.test("ratelimit-client flag errors exit 2, -h exits 0", async (t) => {
+  const bad = await runCommand("ratelimit-client", ["-descriptors", "k=v=w"]);
+  t.equal(bad.code, 2);
+  t.match(
+    bad.stderr,
+    /^invalid value "k=v=w" for flag -descriptors: invalid descriptor list\nUsage of ratelimit-client:/,
+  );
+  const unknown = await runCommand("ratelimit-client", ["-nope"]);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /^flag provided but not defined: -nope\n/);
+  const help = await runCommand("ratelimit-client", ["-h"]);
+  t.equal(help.code, 0);
+  t.match(
+    help.stderr,
+    /-dial_string string\n\s+url of ratelimit server in <host>:<port> form \(default "localhost:8081"\)/,
+  );
+});
+
+t.test("ratelimit-config-check", async (t) => {
+  const dir = t.testdir({
+    good: { "a.yaml": RULES, "b.yaml": "domain: other\ndescriptors: []\n" },
+    bad: { "a.yaml": RULES, "b.yaml": RULES },
+    yaml: { "a.yaml": "domain: [oops\n" },
+    keys: { "a.yaml": "domain: x\nratelimit: 1\n" },
+    nested: { sub: { "a.yaml": RULES } },
+    merge: {
+      "a.yaml": RULES,
+      "b.yaml":
+        "domain: cli\ndescriptors:\n  - key: other\n    rate_limit: { unit: day, requests_per_unit: 5 }\n",
+    },
+  });
+  const check = (sub: string, ...flags: string[]) =>
+    runCommand("ratelimit-config-check", ["-config_dir", join(dir, sub), ...flags]);
+
+  const good = await check("good");
+  t.equal(good.code, 0);
+  t.equal(
+    good.stdout,
+    "checking rate limit configs...\n" +
+      `loading config directory: ${join(dir, "good")}\n` +
+      `opening config file: ${join(dir, "good", "a.yaml")}\n` +
+      `opening config file: ${join(dir, "good", "b.yaml")}\n` +
+      "all rate limit configs ok\n",
+  );
+  const duplicate = await check("bad");
+  t.equal(duplicate.code, 1);
+  t.match(
+    duplicate.stdout,
+    `error loading rate limit configs: ${join(dir, "bad", "b.yaml")}: duplicate domain 'cli' in config file\n`,
+  );
+  const yaml = await check("yaml");
+  t.equal(yaml.code, 1, "a YAML error is reported, not a crash");
+  t.match(
+    yaml.stdout,
+    `error loading rate limit configs: ${join(dir, "yaml", "a.yaml")}: error loading config file: yaml: line `,
+  );
+  const keys = await check("keys");
+  t.match(
+    keys.stdout,
+    `error loading rate limit configs: ${join(dir, "keys", "a.yaml")}: config error, unknown key 'ratelimit'\n`,
+  );
+  const nested = await check("nested");
+  t.equal(nested.code, 1);
+  t.match(
+    nested.stdout,
+    `error reading file ${join(dir, "nested", "sub")}: read ${join(dir, "nested", "sub")}: is a directory\n`,
+  );
+  const missing = await check("missing");
+  t.equal(missing.code, 1);
+  t.match(
+    missing.stdout,
+    `error opening directory ${join(dir, "missing")}: open ${join(dir, "missing")}: no such file or directory\n`,
+  );
+  t.equal((await check("merge")).code, 1, "same domain twice without merging");
+  t.equal((await check("merge", "-merge_domain_configs")).code, 0, "merged");
+});

@@ -1,0 +1,71 @@
+// The debug port (spec §3.4, decision 8): listing, /rlconfig, /stats, Node profiles.
+import t from "tap";
+import { startDaemon } from "../helpers/daemon-process.js";
+import { httpRequest } from "../helpers/http-request.js";
+
+const RULES = `domain: dbg
+descriptors:
+  - key: a
+    value: "1"
+    shadow_mode: true
+    rate_limit: { unit: second, requests_per_unit: 5 }
+    descriptors:
+      - key: b
+        rate_limit: { unlimited: true }
+  - key: c
+    quota_mode: true
+    rate_limit: { unit: day, requests_per_unit: 15 }
+`;
+const dir = t.testdir({ config: { "rules.yaml": RULES } });
+const daemon = await startDaemon({ RUNTIME_ROOT: dir });
+t.teardown(() => daemon.stop());
+const get = (path: string) => httpRequest(daemon.debugPort, path);
+
+const LISTING =
+  "/debug/pprof/: root of various pprof endpoints. hit for help.\n" +
+  "/debug/pprof/heap: heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)\n" +
+  "/debug/pprof/profile: CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)\n" +
+  "/metrics: Prometheus metrics (text format)\n" +
+  "/rlconfig: print out the currently loaded configuration for debugging\n" +
+  "/stats: print out stats\n";
+
+t.test("/ and unknown paths list the endpoints", async (t) => {
+  t.equal((await get("/")).body, LISTING);
+  t.equal((await get("/whatever")).body, LISTING);
+});
+
+t.test("/rlconfig in the reference's dump format", async (t) => {
+  t.equal(
+    (await get("/rlconfig")).body,
+    "dbg.a_1: unit=SECOND requests_per_unit=5, shadow_mode: true, quota_mode: false\n" +
+      "dbg.a_1.b: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: false\n" +
+      "dbg.c: unit=DAY requests_per_unit=15, shadow_mode: false, quota_mode: true\n",
+  );
+});
+
+t.test("/stats shows cumulative counters by the reference's names", async (t) => {
+  const body = JSON.stringify({ domain: "dbg", descriptors: [{ entries: [{ key: "c", value: "x" }] }] });
+  await httpRequest(daemon.httpPort, "/json", { method: "POST", body });
+  await httpRequest(daemon.httpPort, "/json", { method: "POST", body });
+  const lines = (await get("/stats")).body.split("\n");
+  t.ok(lines.includes("ratelimit.service.rate_limit.dbg.c.total_hits: 2"), "total_hits");
+  t.ok(lines.includes("ratelimit.service.rate_limit.dbg.c.within_limit: 2"), "within_limit");
+  t.ok(lines.includes("ratelimit.service.config_load_success: 1"), "config_load_success");
+  const sorted = lines.filter((l) => l !== "");
+  t.strictSame(sorted, [...sorted].sort(), "sorted");
+});
+
+t.test("/debug/pprof/ lists the Node profiles; profile and heap work", async (t) => {
+  t.equal(
+    (await get("/debug/pprof/")).body,
+    "/debug/pprof/heap: heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)\n" +
+      "/debug/pprof/profile: CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)\n",
+  );
+  const profile = await get("/debug/pprof/profile?seconds=0.2");
+  t.equal(profile.status, 200);
+  t.ok(Array.isArray(JSON.parse(profile.body).nodes), "a V8 CPU profile");
+  t.equal((await get("/debug/pprof/profile?seconds=abc")).status, 400);
+  const heap = await get("/debug/pprof/heap");
+  t.equal(heap.status, 200);
+  t.match(heap.body.slice(0, 40), /^\{"snapshot":/);
+});
