@@ -1,0 +1,127 @@
+import calculateSlot from "cluster-key-slot";
+import type { ChainableCommander } from "ioredis";
+import { BackendError } from "../../errors.js";
+import type { CounterIncrement } from "../counter-store.js";
+import type { RedisConnection } from "./redis-endpoint.js";
+
+/** How to run one batch of counter commands on one connection. */
+export interface CommandRunOptions {
+  /** Masked URL, for error messages. */
+  readonly label: string;
+  readonly timeoutMs: number;
+  /** Cluster only: slot groups run at once (1 = one after another). */
+  readonly clusterParallelism: number;
+}
+
+/**
+ * `INCRBY key hits` + `EXPIRE key ttl` for every increment, as the reference sends them, and the counters
+ * after. Single and sentinel deployments get one pipeline (one write, one round trip); a cluster gets one
+ * pipeline per hash slot, run with bounded parallelism.
+ */
+export function incrementCounters(
+  connection: RedisConnection,
+  increments: readonly CounterIncrement[],
+  options: CommandRunOptions,
+): Promise<number[]> {
+  return runGrouped(
+    connection,
+    increments,
+    options,
+    (pipeline, { key, hits, ttlSeconds }) => {
+      pipeline.incrby(key, hits).expire(key, ttlSeconds);
+    },
+    2,
+  );
+}
+
+/** `GET` for every key (absent = 0), for STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
+export function readCounters(
+  connection: RedisConnection,
+  increments: readonly CounterIncrement[],
+  options: CommandRunOptions,
+): Promise<number[]> {
+  return runGrouped(
+    connection,
+    increments,
+    options,
+    (pipeline, { key }) => {
+      pipeline.get(key);
+    },
+    1,
+  );
+}
+
+type Append = (pipeline: ChainableCommander, increment: CounterIncrement) => void;
+
+async function runGrouped(
+  connection: RedisConnection,
+  increments: readonly CounterIncrement[],
+  options: CommandRunOptions,
+  append: Append,
+  commandsPerKey: number,
+): Promise<number[]> {
+  if (connection.status !== "ready")
+    throw new BackendError(`redis ${options.label}: not connected (${connection.status})`);
+  const values = new Array<number>(increments.length);
+  const groups =
+    "isCluster" in connection && connection.isCluster ? bySlot(increments) : [increments.map((_, i) => i)];
+  const runGroup = async (indexes: number[]) => {
+    const pipeline = connection.pipeline();
+    for (const i of indexes) append(pipeline, increments[i]!);
+    const results = await withTimeout(pipeline.exec(), options);
+    indexes.forEach((i, n) => {
+      const [error, value] = results?.[n * commandsPerKey] ?? [new Error("no reply"), null];
+      const failure =
+        error ?? results?.slice(n * commandsPerKey, (n + 1) * commandsPerKey).find(([e]) => e)?.[0];
+      if (failure) throw failure;
+      values[i] = value === null ? 0 : Number(value);
+    });
+  };
+  try {
+    await forEachBounded(groups, Math.max(1, options.clusterParallelism), runGroup);
+  } catch (error) {
+    if (error instanceof BackendError) throw error;
+    const message = (error as Error).message;
+    // ioredis's commandTimeout (set to the same bound) may fire before ours: one wording for both.
+    const reason = message === "Command timed out" ? `no answer within ${options.timeoutMs} ms` : message;
+    throw new BackendError(`redis ${options.label}: ${reason}`, { cause: error });
+  }
+  return values;
+}
+
+/** Indexes of `increments` grouped by hash slot, groups in first-occurrence order. */
+function bySlot(increments: readonly CounterIncrement[]): number[][] {
+  const groups = new Map<number, number[]>();
+  increments.forEach(({ key }, i) => {
+    const slot = calculateSlot(key);
+    const group = groups.get(slot);
+    if (group) group.push(i);
+    else groups.set(slot, [i]);
+  });
+  return [...groups.values()];
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; the first failure rejects. */
+async function forEachBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  if (items.length === 1) return work(items[0]!);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+function withTimeout<T>(promise: Promise<T>, options: CommandRunOptions): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new BackendError(`redis ${options.label}: no answer within ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,198 @@
+import type { Counter } from "../../engine/rule-set.js";
+import { BackendError } from "../../errors.js";
+import type { CounterIncrement } from "../counter-store.js";
+import { incrementCounters, readCounters } from "./counter-commands.js";
+import { PipelineBatcher } from "./pipeline-batcher.js";
+import { maskRedisUrl } from "./redis-address.js";
+import { createRedisConnection, type RedisConnection, type RedisEndpointOptions } from "./redis-endpoint.js";
+import { type StartupRetryOptions, type StoreLog, waitForRedis } from "./redis-startup.js";
+
+/** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
+export interface RedisPoolStats {
+  /** Connections established (reconnections included). */
+  readonly cxTotal: Counter;
+  /** Connections closed by ratelimitd itself. */
+  readonly cxLocalClose: Counter;
+  /** Connections up right now. */
+  readonly cxActive: { set(value: number): void };
+}
+
+/** One pool of connections to one Redis deployment. */
+export interface RedisPoolOptions {
+  readonly endpoint: RedisEndpointOptions;
+  /** REDIS_POOL_SIZE. */
+  readonly size: number;
+  /** REDIS_PIPELINE_WINDOW in ms; 0 = one pipeline per request. */
+  readonly pipelineWindowMs: number;
+  /** REDIS_PIPELINE_LIMIT in commands; 0 = window only. */
+  readonly pipelineLimit: number;
+  /** REDIS_CLUSTER_PIPELINE_PARALLELISM: 1 = slot groups one after another, 0 = pool size, capped at pool size. */
+  readonly clusterParallelism: number;
+  readonly stats: RedisPoolStats;
+  readonly log: StoreLog;
+}
+
+/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once. */
+const MAX_IN_FLIGHT = 10_000;
+
+/**
+ * `size` connections to one deployment, used round-robin (skipping any that are down). Each request's
+ * commands go out as one pipeline, or, with a pipeline window, together with other requests'.
+ */
+export class RedisConnectionPool {
+  readonly label: string;
+  readonly #options: RedisPoolOptions;
+  readonly #connections: RedisConnection[];
+  readonly #ready = new Set<RedisConnection>();
+  readonly #lastErrors = new Map<RedisConnection, Error>();
+  readonly #batcher: PipelineBatcher | undefined;
+  readonly #listeners: ((active: number) => void)[] = [];
+  readonly #abort = new AbortController();
+  #next = 0;
+  #inFlight = 0;
+
+  constructor(options: RedisPoolOptions) {
+    this.#options = options;
+    this.label = maskRedisUrl(options.endpoint.url);
+    this.#connections = Array.from({ length: options.size }, () => this.#connect());
+    const windowed = options.pipelineWindowMs > 0 || options.pipelineLimit > 0;
+    this.#batcher = windowed
+      ? new PipelineBatcher(
+          (increments) => this.#run(increments),
+          options.pipelineWindowMs,
+          options.pipelineLimit,
+        )
+      : undefined;
+  }
+
+  /** Connections up right now. */
+  get active(): number {
+    return this.#ready.size;
+  }
+
+  /** Called whenever the number of connections up changes. */
+  onActiveChange(listener: (active: number) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Waits (with the start-up retry policy) until the deployment answers PING, then opens the pool's
+   * connections; any that fail keep retrying in the background.
+   */
+  async start(retry: StartupRetryOptions): Promise<void> {
+    const { endpoint, size, log } = this.#options;
+    log.warn(`connecting to redis on ${this.label} with pool size ${size}`);
+    await waitForRedis(
+      () => createRedisConnection(endpoint, { reconnect: false }),
+      this.label,
+      retry,
+      log,
+      this.#abort.signal,
+    );
+    await Promise.allSettled(this.#connections.map((connection) => connection.connect()));
+    if (this.#ready.size === 0)
+      log.warn(`redis ${this.label}: answered PING but no pool connection is up yet; retrying`);
+  }
+
+  increment(increments: readonly CounterIncrement[]): Promise<number[]> {
+    return this.#bounded(() => (this.#batcher ? this.#batcher.submit(increments) : this.#run(increments)));
+  }
+
+  read(increments: readonly CounterIncrement[]): Promise<number[]> {
+    return this.#bounded(() => readCounters(this.#pick(), increments, this.#runOptions()));
+  }
+
+  /**
+   * Refuses work beyond MAX_IN_FLIGHT requests: a Redis that is connected but not answering would otherwise
+   * let waiting commands pile up until REDIS_TIMEOUT frees them (decision 6: in-flight work is bounded).
+   */
+  async #bounded(work: () => Promise<number[]>): Promise<number[]> {
+    if (this.#inFlight >= MAX_IN_FLIGHT) {
+      throw new BackendError(`redis ${this.label}: ${MAX_IN_FLIGHT} requests already waiting for an answer`);
+    }
+    this.#inFlight++;
+    try {
+      return await work();
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /**
+   * Closes every connection (QUIT, or a hard close after a second) and resolves once all have ended. A
+   * connection waiting to reconnect has no socket left to close, and ioredis never reports its end: it
+   * is only told to stop reconnecting.
+   */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await Promise.all(this.#connections.map((connection) => this.#closeOne(connection)));
+  }
+
+  #closeOne(connection: RedisConnection): Promise<void> {
+    if (this.#ready.has(connection)) this.#options.stats.cxLocalClose.add(1);
+    if (connection.status === "end") return Promise.resolve();
+    if (connection.status === "reconnecting") {
+      connection.disconnect();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const hard = setTimeout(() => {
+        connection.disconnect();
+        resolve();
+      }, 1000);
+      connection.once("end", () => {
+        clearTimeout(hard);
+        resolve();
+      });
+      connection.quit().catch(() => connection.disconnect());
+    });
+  }
+
+  #run(increments: readonly CounterIncrement[]): Promise<number[]> {
+    return incrementCounters(this.#pick(), increments, this.#runOptions());
+  }
+
+  #runOptions() {
+    const { endpoint, clusterParallelism, size } = this.#options;
+    return {
+      label: this.label,
+      timeoutMs: endpoint.timeoutMs,
+      clusterParallelism: clusterParallelism === 0 ? size : Math.min(clusterParallelism, size),
+    };
+  }
+
+  /** The next ready connection, round-robin; a connection that is down is skipped. */
+  #pick(): RedisConnection {
+    const count = this.#connections.length;
+    for (let tries = 0; tries < count; tries++) {
+      const connection = this.#connections[this.#next++ % count]!;
+      if (connection.status === "ready") return connection;
+    }
+    const reason = [...this.#lastErrors.values()].at(-1);
+    throw new BackendError(`redis ${this.label}: no connection is up${reason ? `: ${reason.message}` : ""}`);
+  }
+
+  #connect(): RedisConnection {
+    const connection = createRedisConnection(this.#options.endpoint);
+    const { stats } = this.#options;
+    connection.on("ready", () => {
+      this.#lastErrors.delete(connection);
+      stats.cxTotal.add(1);
+      this.#ready.add(connection);
+      this.#activeChanged();
+    });
+    const down = () => {
+      if (this.#ready.delete(connection)) this.#activeChanged();
+    };
+    connection.on("close", down);
+    connection.on("end", down);
+    // Kept to explain failures (ioredis's own rejections often only say "Connection is closed.").
+    connection.on("error", (error: Error) => this.#lastErrors.set(connection, error));
+    return connection;
+  }
+
+  #activeChanged(): void {
+    this.#options.stats.cxActive.set(this.#ready.size);
+    for (const listener of this.#listeners) listener(this.#ready.size);
+  }
+}
