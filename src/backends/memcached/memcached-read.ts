@@ -1,0 +1,69 @@
+import { BackendError, messageOf } from "../../errors.js";
+import type { MemcachedConnection } from "./memcached-connection.js";
+import type { MemcacheStats } from "./memcached-increments.js";
+import type { ThrottledErrors } from "./memcached-log.js";
+import type { MemcachedNodes } from "./memcached-nodes.js";
+
+/** What one multi-get gave: the counters found, and whether every node answered. */
+export interface CountersRead {
+  readonly values: ReadonlyMap<string, number>;
+  readonly ok: boolean;
+}
+
+/** Largest value the reference accepts (it parses counters as base-10 int32). */
+const MAX_INT32 = 2 ** 31 - 1;
+
+/**
+ * The reference's `GetMulti` of a request's keys: one batch per connection, all at once. A node that fails
+ * or times out is logged (`Error multi-getting memcache keys ([k1 k2]): …`) and its keys read as absent,
+ * so the decision fails open as the reference's does; the other nodes' values are still used. A value that
+ * is not a base-10 int32 reads as 0 (logged), as in the reference.
+ */
+export async function readCounters(
+  nodes: MemcachedNodes,
+  keys: readonly string[],
+  stats: MemcacheStats,
+  errors: ThrottledErrors,
+): Promise<CountersRead> {
+  stats.keysRequested.add(keys.length);
+  const batches = new Map<MemcachedConnection, string[]>();
+  let failure: Error | undefined;
+  for (const key of new Set(keys)) {
+    const connection = nodes.connectionFor(key);
+    if (connection === undefined) failure = new BackendError("memcache: no servers configured or available");
+    else {
+      const batch = batches.get(connection);
+      if (batch === undefined) batches.set(connection, [key]);
+      else batch.push(key);
+    }
+  }
+  const answers = await Promise.allSettled(
+    [...batches].map(([connection, batch]) => connection.getMulti(batch)),
+  );
+  const values = new Map<string, number>();
+  for (const answer of answers) {
+    if (answer.status === "rejected") failure ??= answer.reason as Error;
+    else for (const [key, raw] of answer.value) values.set(key, counterValue(raw, errors));
+  }
+  if (failure === undefined) {
+    stats.multigetSuccess.add(1);
+    stats.keysFound.add(values.size);
+  } else {
+    stats.multigetError.add(1);
+    const reason = failure;
+    errors.error(
+      "multiget",
+      () => `Error multi-getting memcache keys ([${keys.join(" ")}]): ${messageOf(reason)}`,
+    );
+  }
+  return { values, ok: failure === undefined };
+}
+
+function counterValue(raw: string, errors: ThrottledErrors): number {
+  if (/^\+?\d{1,10}$/.test(raw)) {
+    const value = Number(raw);
+    if (value <= MAX_INT32) return value;
+  }
+  errors.error("value", () => `Unexpected non-numeric value in memcached: ${JSON.stringify(raw)}`);
+  return 0;
+}
