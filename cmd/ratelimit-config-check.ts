@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * ratelimit-config-check: validates a directory of rule files offline, as the reference's
+ * `ratelimit_config_check`. Exit code 0 when valid, 1 when not, 2 on bad flags.
+ *   ratelimit-config-check -config_dir config/ratelimit/config
+ */
+import { checkRuleDirectory } from "../src/cli/config-check.js";
+import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
+
+const specs: FlagSpec[] = [
+  { name: "config_dir", usage: "path to directory containing rate limit configs" },
+  {
+    name: "merge_domain_configs",
+    usage: "whether to merge configurations referencing the same domain",
+    boolean: true,
+  },
+];
+
+const parsed = parseGoFlags(process.argv.slice(2), specs);
+if (!parsed.ok) {
+  if (!parsed.help) process.stderr.write(`${parsed.message}\n`);
+  process.stderr.write(usageText("ratelimit-config-check", specs));
+  process.exit(parsed.help ? 0 : 2);
+}
+process.exitCode = await checkRuleDirectory(
+  parsed.values.config_dir as string,
+  parsed.values.merge_domain_configs as boolean,
+  (line) => console.log(line),
+);
