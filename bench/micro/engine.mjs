@@ -1,0 +1,92 @@
+// Micro-benchmarks of the engine and the wire codec, per call. Needs a built dist/.
+// Usage: node micro/engine.mjs   (prints ns/op for each case; --json for machine output)
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { buildRuleSet } from "../../dist/src/config/build-rule-set.js";
+import { parseRuleYaml } from "../../dist/src/config/yaml/parse-rule-yaml.js";
+import { cacheKeyFor } from "../../dist/src/engine/cache-key.js";
+import { DecisionEngine } from "../../dist/src/engine/decision-engine.js";
+import { matchLimit } from "../../dist/src/engine/rule-matcher.js";
+import {
+  RateLimitRequestSchema,
+  RateLimitResponseSchema,
+} from "../../dist/src/gen/envoy/service/ratelimit/v3/rls_pb.js";
+import { StatsRegistry } from "../../dist/src/observability/stats-registry.js";
+import { rateLimitResponseFromDecision } from "../../dist/src/transports/rate-limit-response.js";
+import { rateLimitRequest } from "../lib/frames.mjs";
+
+const optional = async (path) => import(path).catch(() => undefined);
+const codec = await optional("../../dist/src/transports/grpc/rls-codec.js");
+
+const yaml = `domain: bench
+descriptors:
+  - key: k0
+    rate_limit: { unit: hour, requests_per_unit: 1000 }
+  - key: remote_address
+    descriptors:
+      - key: path
+        value: /api/*
+        rate_limit: { unit: minute, requests_per_unit: 10 }
+`;
+const registry = new StatsRegistry({ maxDynamicKeys: 1000 });
+const rules = buildRuleSet([parseRuleYaml("bench.yaml", yaml)], {
+  mergeDomainConfig: false,
+  statsFor: (key) => registry.pinnedRuleStats(key),
+});
+const root = rules.domains.get("bench");
+const engine = new DecisionEngine({
+  nearLimitRatio: 0.8,
+  cacheKeyPrefix: "",
+  expirationJitterMaxSeconds: 300,
+  shadowMode: false,
+  quotaMode: false,
+  responseHeaders: undefined,
+  dynamicMetadata: false,
+  localCache: undefined,
+  stats: registry,
+  random: Math.random,
+});
+const entriesExact = [{ key: "k0", value: "v" }];
+const entriesWildcard = [
+  { key: "remote_address", value: "10.1.2.3" },
+  { key: "path", value: "/api/users" },
+];
+const request1 = rateLimitRequest(1);
+const request5 = rateLimitRequest(5);
+const bytes1 = toBinary(RateLimitRequestSchema, request1);
+const decision = engine.complete(engine.plan(rules, request1, 1_800_000_000), [1], 1_800_000_000);
+
+const cases = {
+  "match: one exact entry": () => matchLimit(root, "bench", entriesExact, registry),
+  "match: two levels, wildcard": () => matchLimit(root, "bench", entriesWildcard, registry),
+  "cache key: two entries": () => cacheKeyFor("", "bench", entriesWildcard, undefined, 1_800_000_000),
+  "engine plan + complete, 1 descriptor": () =>
+    engine.complete(engine.plan(rules, request1, 1_800_000_000), [1], 1_800_000_000),
+  "engine plan + complete, 5 descriptors": () =>
+    engine.complete(engine.plan(rules, request5, 1_800_000_000), [1, 1, 1, 1, 1], 1_800_000_000),
+  "stats: counter add": () => registry.globalShadowMode.add(1),
+  "protobuf-es: decode request (1 descriptor)": () => fromBinary(RateLimitRequestSchema, bytes1),
+  "protobuf-es: build + encode response": () =>
+    toBinary(RateLimitResponseSchema, rateLimitResponseFromDecision(decision)),
+  ...(codec
+    ? {
+        "rls-codec: decode request (1 descriptor)": () => codec.decodeRateLimitRequest(bytes1),
+        "rls-codec: encode framed response": () => codec.encodeRateLimitResponseFrame(decision),
+      }
+    : {}),
+};
+
+function measure(fn) {
+  for (let i = 0; i < 20_000; i++) fn();
+  let iterations = 50_000;
+  for (;;) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) fn();
+    const ns = Number(process.hrtime.bigint() - start);
+    if (ns > 300_000_000) return ns / iterations;
+    iterations *= 2;
+  }
+}
+
+const results = Object.entries(cases).map(([name, fn]) => ({ name, nsPerOp: measure(fn) }));
+if (process.argv.includes("--json")) console.log(JSON.stringify(results, null, 2));
+else for (const { name, nsPerOp } of results) console.log(`${nsPerOp.toFixed(0).padStart(8)} ns/op  ${name}`);

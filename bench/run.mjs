@@ -1,0 +1,283 @@
+// `npm run bench`: ratelimitd against its baselines, all on this machine in one run, alternating.
+// Servers are pinned to CPU 1 and the load generator (h2load) to CPU 0; throughput is normalised by the
+// server's CPU seconds read from /proc. Writes bench/RESULTS.md, bench/results.json and bench/results.svg.
+// Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { grpcFrame, jsonBody, protoBody, rateLimitRequest } from "./lib/frames.mjs";
+import { h2load } from "./lib/h2load.mjs";
+import { cpuSeconds, spawnPinned, stop, waitForPort } from "./lib/proc.mjs";
+import { startRedis } from "./lib/redis.mjs";
+import { writeReport } from "./lib/report.mjs";
+
+const argument = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const quick = process.argv.includes("--quick");
+const ROUNDS = quick ? 1 : argument("rounds", 3);
+const SECONDS = quick ? 2 : argument("seconds", 5);
+const LOAD = { clients: 4, streams: 16, warmupSeconds: 0, cpu: 0 };
+/** Latency runs keep fewer streams in flight: with 64, h2load's own queueing dominates the tail. */
+const LATENCY_LOAD = { ...LOAD, streams: 4 };
+const SERVER_CPU = 1;
+/** Side load of the users scenario: each create hashes a password with scrypt (ln=15, ~0.1 CPU-s). */
+const USERS_PER_SECOND = 2;
+const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+const GRPC_HEADERS = { "content-type": "application/grpc", te: "trailers" };
+const root = new URL("..", import.meta.url).pathname;
+
+ensureTools();
+const redis = await startRedis(0);
+const servers = await startServers(redis.port);
+const scenarios = defineScenarios(servers);
+for (const scenario of scenarios) await preflight(scenario);
+
+const runs = new Map(scenarios.map((s) => [s.name, []]));
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const scenario of scenarios) {
+    const result = await measure(scenario, { ...LOAD, seconds: SECONDS });
+    runs.get(scenario.name).push(result);
+    console.log(
+      `round ${round}/${ROUNDS}  ${scenario.name.padEnd(42)} ${String(Math.round(result.perCpuSecond)).padStart(7)} req/CPU-s  ` +
+        `${String(Math.round(result.rps)).padStart(6)} req/s  p99 ${result.p99Ms.toFixed(2)} ms${result.errors ? `  ${result.errors} ERRORS` : ""}`,
+    );
+  }
+}
+const results = scenarios.map((scenario) => ({ ...scenario, ...median(runs.get(scenario.name)) }));
+for (const result of results.filter((r) => r.latencyRun)) {
+  const peak = await measure(result, { ...LATENCY_LOAD, seconds: SECONDS });
+  const rate = Math.max(1, Math.floor((0.7 * peak.rps) / LATENCY_LOAD.clients));
+  const paced = await measure(result, { ...LATENCY_LOAD, seconds: SECONDS, rps: rate });
+  result.at70 = { rps: paced.rps, p50Ms: paced.p50Ms, p99Ms: paced.p99Ms };
+  console.log(
+    `70 % load  ${result.name.padEnd(40)} ${Math.round(paced.rps)} req/s  p50 ${paced.p50Ms.toFixed(2)} ms  p99 ${paced.p99Ms.toFixed(2)} ms`,
+  );
+}
+
+for (const server of Object.values(servers)) await stop(server.child);
+await redis.stop();
+const micro = JSON.parse(
+  execFileSync("taskset", ["-c", String(SERVER_CPU), "node", `${root}bench/micro/engine.mjs`, "--json"], {
+    encoding: "utf8",
+  }),
+);
+const table = writeReport({
+  results,
+  micro,
+  rounds: ROUNDS,
+  seconds: SECONDS,
+  load: LOAD,
+  latencyLoad: LATENCY_LOAD,
+  commands: scenarios.map(commandOf),
+});
+console.log(`\n${table}\nwritten: bench/RESULTS.md, bench/results.json, bench/results.svg`);
+
+/** h2load and wrk must be present; on a Debian machine we may install h2load ourselves. */
+function ensureTools() {
+  const has = (tool) => {
+    try {
+      execFileSync("which", [tool], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!has("h2load") && process.getuid?.() === 0) {
+    console.log("installing h2load (nghttp2-client)…");
+    execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq nghttp2-client"], {
+      stdio: "inherit",
+    });
+  }
+  for (const tool of ["h2load", "redis-server", "taskset"]) {
+    if (!has(tool))
+      throw new Error(`${tool} is needed: apt-get install -y nghttp2-client redis-server util-linux`);
+  }
+  try {
+    execFileSync("test", ["-f", `${root}dist/cmd/ratelimitd.js`]);
+  } catch {
+    throw new Error("dist/ is missing: run `npm run build` (or `npm run bench` from the root, which builds)");
+  }
+}
+
+async function startServers(redisPort) {
+  let port = 19200;
+  const node = (script, args = [], env = {}) => {
+    const at = port;
+    port += 10;
+    return { port: at, child: spawnPinned(SERVER_CPU, "node", [script, String(at), ...args], env) };
+  };
+  const daemon = (env) => {
+    const at = port;
+    port += 10;
+    const child = spawnPinned(SERVER_CPU, "node", [`${root}dist/cmd/ratelimitd.js`], {
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: String(at),
+      HOST: "127.0.0.1",
+      PORT: String(at + 1),
+      DEBUG_HOST: "127.0.0.1",
+      DEBUG_PORT: String(at + 2),
+      USE_STATSD: "false",
+      LOG_LEVEL: "warn",
+      RUNTIME_ROOT: `${root}bench/rules`,
+      RUNTIME_WATCH_ROOT: "false",
+      RUNTIME_SUBDIRECTORY: "",
+      REDIS_SOCKET_TYPE: "tcp",
+      REDIS_URL: `127.0.0.1:${redisPort}`,
+      DATABASE_URL: "sqlite::memory:",
+      ...env,
+    });
+    return { port: at, httpPort: at + 1, debugPort: at + 2, child };
+  };
+  const servers = {
+    canned: node(`${root}bench/servers/canned-http2.mjs`),
+    grpcJs: node(`${root}bench/servers/bare-grpc-js.mjs`),
+    naive: node(`${root}bench/servers/naive-limiter.mjs`, [String(redisPort)]),
+    memory: daemon({ BACKEND_TYPE: "memory" }),
+    redis: daemon({ BACKEND_TYPE: "redis" }),
+    redisCached: daemon({ BACKEND_TYPE: "redis", LOCAL_CACHE_SIZE_IN_BYTES: "16777216" }),
+    redisBatched: daemon({ BACKEND_TYPE: "redis", REDIS_PIPELINE_WINDOW: "100us", REDIS_POOL_SIZE: "2" }),
+    // Users created while deciding: a real SQLite file and production-strength password hashes.
+    memoryUsers: daemon({
+      BACKEND_TYPE: "memory",
+      DATABASE_URL: `sqlite:${mkdtempSync(join(tmpdir(), "bench-"))}/users.db`,
+    }),
+  };
+  for (const server of Object.values(servers)) await waitForPort(server.port);
+  return servers;
+}
+
+function defineScenarios(s) {
+  const grpc = (name, server, descriptors, extra = {}) => ({
+    name,
+    server,
+    url: `http://127.0.0.1:${server.port}${RLS}`,
+    body: grpcFrame(rateLimitRequest(descriptors, extra.key)),
+    headers: GRPC_HEADERS,
+    ...extra,
+  });
+  return [
+    grpc("ceiling: canned node:http2 gRPC", s.canned, 1, { role: "ceiling", latencyRun: true }),
+    grpc("bare @grpc/grpc-js", s.grpcJs, 1, { role: "grpcJs", latencyRun: true }),
+    grpc("naive limiter (grpc-js + ioredis), 1 descriptor", s.naive, 1, { role: "naive1", redis: true }),
+    grpc("naive limiter (grpc-js + ioredis), 5 descriptors", s.naive, 5, { role: "naive5", redis: true }),
+    grpc("ratelimitd memory, 1 descriptor", s.memory, 1, { role: "memory1", latencyRun: true }),
+    grpc("ratelimitd memory, 5 descriptors", s.memory, 5, { role: "memory5" }),
+    grpc(`ratelimitd memory, 1 descriptor, creating ${USERS_PER_SECOND} users/s`, s.memoryUsers, 1, {
+      role: "memoryUsers",
+      latencyRun: true,
+      usersPerSecond: USERS_PER_SECOND,
+    }),
+    grpc("ratelimitd redis, 1 descriptor", s.redis, 1, { role: "redis1", redis: true, latencyRun: true }),
+    grpc("ratelimitd redis, 5 descriptors", s.redis, 5, { role: "redis5", redis: true }),
+    grpc("ratelimitd redis, over limit (local cache)", s.redisCached, 1, {
+      role: "cached",
+      key: "over",
+      redis: true,
+    }),
+    grpc("ratelimitd redis, 100 µs pipeline window", s.redisBatched, 1, { role: "batched", redis: true }),
+    {
+      name: "ratelimitd /json over HTTP/1.1 (memory)",
+      role: "json",
+      server: s.memory,
+      url: `http://127.0.0.1:${s.memory.httpPort}/json`,
+      body: jsonBody(rateLimitRequest(1)),
+      headers: { "content-type": "application/json" },
+      h1: true,
+    },
+    {
+      name: "ratelimitd Connect protocol, HTTP/2 (memory)",
+      role: "connect",
+      server: s.memory,
+      url: `http://127.0.0.1:${s.memory.port}${RLS}`,
+      body: protoBody(rateLimitRequest(1)),
+      headers: { "content-type": "application/proto" },
+    },
+  ];
+}
+
+/** One short run per scenario before measuring: warms the JIT and checks the answers are successes. */
+async function preflight(scenario) {
+  await h2load(scenario, { ...LOAD, seconds: 1 });
+  const errors = await errorCount(scenario);
+  if (errors > 0) throw new Error(`${scenario.name}: the service answered ${errors} errors during warm-up`);
+}
+
+/** gRPC errors arrive with HTTP 200, which h2load counts as success: ratelimitd's own error counters tell. */
+async function errorCount(scenario) {
+  if (scenario.server.debugPort === undefined) return 0;
+  const stats = await fetch(`http://127.0.0.1:${scenario.server.debugPort}/stats`).then((r) => r.text());
+  const value = (name) =>
+    Number(
+      new RegExp(`^ratelimit\\.service\\.call\\.should_rate_limit\\.${name}: (\\d+)$`, "m").exec(
+        stats,
+      )?.[1] ?? 0,
+    );
+  return value("redis_error") + value("service_error");
+}
+
+async function measure(scenario, load) {
+  const errorsBefore = await errorCount(scenario);
+  const cpuBefore = cpuSeconds(scenario.server.child.pid);
+  const redisBefore = redis.cpuSeconds();
+  const side = scenario.usersPerSecond
+    ? createUsers(scenario.server.httpPort, scenario.usersPerSecond)
+    : undefined;
+  const result = await h2load(scenario, load);
+  const users = await side?.stop();
+  if (users && users.failed > 0) throw new Error(`${scenario.name}: ${users.failed} user creates failed`);
+  const cpu = cpuSeconds(scenario.server.child.pid) - cpuBefore;
+  const redisCpu = redis.cpuSeconds() - redisBefore;
+  const errors = (await errorCount(scenario)) - errorsBefore + result.failed;
+  return {
+    rps: result.rps,
+    done: result.done,
+    cpu,
+    perCpuSecond: result.done / cpu,
+    redisCpuPerRequestUs: scenario.redis ? (redisCpu / result.done) * 1e6 : undefined,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    errors,
+  };
+}
+
+/** Creates users at `perSecond` through the REST API until stopped; counts successes and failures. */
+function createUsers(httpPort, perSecond) {
+  let created = 0;
+  let failed = 0;
+  const inFlight = new Set();
+  const timer = setInterval(() => {
+    createUsers.serial = (createUsers.serial ?? 0) + 1;
+    const n = createUsers.serial;
+    const request = fetch(`http://127.0.0.1:${httpPort}/users`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: `Bench ${n}`, email: `bench${n}@example.com`, password: `password ${n}` }),
+    })
+      .then((r) => (r.status === 200 ? created++ : failed++))
+      .catch(() => failed++)
+      .finally(() => inFlight.delete(request));
+    inFlight.add(request);
+  }, 1000 / perSecond);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(inFlight);
+      return { created, failed };
+    },
+  };
+}
+
+function median(list) {
+  const sorted = [...list].sort((a, b) => a.perCpuSecond - b.perCpuSecond);
+  return { ...sorted[Math.floor(sorted.length / 2)], all: list.map((r) => Math.round(r.perCpuSecond)) };
+}
+
+function commandOf(scenario) {
+  const headers = Object.entries(scenario.headers)
+    .map(([k, v]) => `-H '${k}: ${v}'`)
+    .join(" ");
+  return `taskset -c 0 h2load -c ${LOAD.clients} -m ${scenario.h1 ? 1 : LOAD.streams} -t 1 -D ${SECONDS} ${scenario.h1 ? "--h1 " : ""}-d <body> ${headers} ${scenario.url}`;
+}
