@@ -1,0 +1,50 @@
+# ratelimitd container image. Build: docker build -t ratelimitd .
+# Run:   docker run -p 8080:8080 -p 8081:8081 -p 6070:6070 -v "$PWD/config:/data/config" \
+#          -e RUNTIME_ROOT=/data -e RUNTIME_SUBDIRECTORY= -e RUNTIME_WATCH_ROOT=false \
+#          -e BACKEND_TYPE=redis -e REDIS_SOCKET_TYPE=tcp -e REDIS_URL=redis:6379 ratelimitd
+# Build and runtime stages share one Debian release, so the native addon compiled in the first (better-sqlite3,
+# linked against glibc) loads in the last.
+
+# Dependencies: every package with install scripts off (package.json's "allowScripts" is honoured by npm 11
+# only; Node 20's npm 10 would run them all), then better-sqlite3's own install: a prebuilt binary when one
+# can be fetched, else node-gyp compiles it, which needs python3, make and g++.
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild better-sqlite3 \
+ && node -e "new (require('better-sqlite3'))(':memory:').close()"
+
+# TypeScript → dist/ (generated protobuf code is committed under src/gen; nothing is generated here).
+FROM deps AS build
+COPY tsconfig.json tsconfig.build.json ./
+COPY cmd ./cmd
+COPY src ./src
+RUN npm run build
+
+# Production dependencies only, keeping the compiled addon but not its sources and object files (27 MB).
+FROM deps AS prod-deps
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && cd node_modules/better-sqlite3 \
+ && rm -rf deps src build/deps build/Release/obj build/Release/obj.target build/Release/.deps \
+      build/Release/sqlite3.a build/Release/test_extension.node \
+ && node -e "new (require('better-sqlite3'))(':memory:').close()"
+
+# Runtime: Node and the app, run as the image's unprivileged `node` user (uid 1000).
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# The users API's default SQLite database (DATABASE_URL=sqlite:./data/ratelimitd.db) must be writable.
+RUN mkdir data && chown node:node data
+USER node
+# HTTP (/json, /healthcheck), gRPC (Envoy, Connect, gRPC-Web), debug (/rlconfig, /stats, /metrics).
+EXPOSE 8080 8081 6070
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "require('node:http').get('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthcheck', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+ENTRYPOINT ["node", "dist/cmd/ratelimitd.js"]
