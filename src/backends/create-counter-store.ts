@@ -7,7 +7,7 @@ import { memcachedEndpoints } from "./memcached/memcached-address.js";
 import { MemcachedStore } from "./memcached/memcached-store.js";
 import { memcachedTlsConnectionOptions } from "./memcached/memcached-tls.js";
 import { MemoryStore } from "./memory/memory-store.js";
-import type { RedisPoolOptions } from "./redis/redis-connection-pool.js";
+import type { RedisPoolOptions } from "./redis/redis-deployment.js";
 import type { RedisTlsOptions } from "./redis/redis-endpoint.js";
 import { RedisStore } from "./redis/redis-store.js";
 

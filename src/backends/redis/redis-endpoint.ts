@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { type ConnectionOptions, rootCertificates } from "node:tls";
-import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { parseRedisAuth, parseRedisTopology, type RedisTopology } from "./redis-address.js";
+import { Cluster, type RedisOptions } from "ioredis";
+import { parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 
 /** TLS to Redis (REDIS_TLS_*): client certificate, extra CA, and optional hostname verification. */
 export interface RedisTlsOptions {
@@ -25,18 +25,17 @@ export interface RedisEndpointOptions {
   readonly timeoutMs: number;
 }
 
-/** A connection to one deployment: a plain or sentinel-managed Redis, or a cluster. */
-export type RedisConnection = Redis | Cluster;
+/** A connection to a Redis Cluster (ioredis keeps the slot map and follows redirections). */
+export type RedisConnection = Cluster;
 
 /** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
 const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
 
 /**
- * Connection options shared by every topology. Commands never wait in an offline queue and are never
- * retried after a disconnect: while Redis is away a decision fails at once instead of piling up
- * (decision 6).
+ * Node options for a cluster. Commands never wait in an offline queue and are never retried after a
+ * disconnect: while Redis is away a decision fails at once instead of piling up (decision 6).
  */
-function baseOptions(options: RedisEndpointOptions): RedisOptions {
+function nodeOptions(options: RedisEndpointOptions, retry: RedisOptions["retryStrategy"]): RedisOptions {
   const auth = parseRedisAuth(options.auth);
   return {
     ...auth,
@@ -46,12 +45,13 @@ function baseOptions(options: RedisEndpointOptions): RedisOptions {
     autoResendUnfulfilledCommands: false,
     connectTimeout: options.timeoutMs,
     commandTimeout: options.timeoutMs,
-    retryStrategy: reconnectDelayMs,
-    ...(options.tls ? { tls: tlsOptions(options.tls) } : {}),
+    retryStrategy: retry,
+    ...(options.tls ? { tls: tlsConnectionOptions(options.tls) } : {}),
   };
 }
 
-function tlsOptions(tls: RedisTlsOptions): ConnectionOptions {
+/** Node TLS options from REDIS_TLS_*: the CA added to the system roots, optional client certificate. */
+export function tlsConnectionOptions(tls: RedisTlsOptions): ConnectionOptions {
   const read = (file: string) => (file === "" ? undefined : readFileSync(file));
   const ca = read(tls.caFile);
   return {
@@ -63,52 +63,25 @@ function tlsOptions(tls: RedisTlsOptions): ConnectionOptions {
 }
 
 /**
- * Opens (lazily) one connection to the deployment described by `options`. With `reconnect: false` the
- * connection never retries by itself (start-up probes, which have their own backoff).
+ * Opens (lazily) a cluster client for `options` (REDIS_TYPE=cluster). With `reconnect: false` it never
+ * retries by itself (start-up probes, which have their own backoff).
  */
-export function createRedisConnection(
+export function createClusterConnection(
   options: RedisEndpointOptions,
   { reconnect = true } = {},
 ): RedisConnection {
-  const topology: RedisTopology = parseRedisTopology(options.type, options.socketType, options.url);
+  const topology = parseRedisTopology("cluster", options.socketType, options.url);
+  if (topology.type !== "cluster") throw new Error("not a cluster");
   const retry = reconnect ? reconnectDelayMs : () => null;
-  const base = { ...baseOptions(options), retryStrategy: retry };
-  switch (topology.type) {
-    case "single": {
-      const target = topology.target;
-      if ("path" in target) return new Redis({ ...base, path: target.path });
-      return new Redis({ ...base, host: target.host, port: target.port, ...credentialsOf(target) });
-    }
-    case "sentinel": {
-      const sentinelAuth = parseRedisAuth(options.sentinelAuth);
-      return new Redis({
-        ...base,
-        name: topology.masterName,
-        sentinels: topology.sentinels.map(({ host, port }) => ({ host, port })),
-        ...(sentinelAuth.username ? { sentinelUsername: sentinelAuth.username } : {}),
-        ...(sentinelAuth.password ? { sentinelPassword: sentinelAuth.password } : {}),
-        ...(options.tls ? { enableTLSForSentinelMode: true, sentinelTLS: base.tls } : {}),
-        sentinelRetryStrategy: retry,
-      });
-    }
-    case "cluster":
-      return new Cluster(
-        topology.nodes.map(({ host, port }) => ({ host, port })),
-        {
-          lazyConnect: true,
-          enableOfflineQueue: false,
-          maxRedirections: 4,
-          clusterRetryStrategy: retry,
-          slotsRefreshTimeout: options.timeoutMs,
-          redisOptions: base,
-        },
-      );
-  }
-}
-
-function credentialsOf(target: { username?: string; password?: string }) {
-  return {
-    ...(target.username ? { username: target.username } : {}),
-    ...(target.password ? { password: target.password } : {}),
-  };
+  return new Cluster(
+    topology.nodes.map(({ host, port }) => ({ host, port })),
+    {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRedirections: 4,
+      clusterRetryStrategy: retry,
+      slotsRefreshTimeout: options.timeoutMs,
+      redisOptions: nodeOptions(options, retry),
+    },
+  );
 }

@@ -1,5 +1,4 @@
 import { BackendError, messageOf } from "../../errors.js";
-import type { RedisConnection } from "./redis-endpoint.js";
 
 /** REDIS_STARTUP_*: exponential backoff (factor 2, with jitter) until connected, or until the time runs out. */
 export interface StartupRetryOptions {
@@ -16,13 +15,12 @@ export interface StoreLog {
 }
 
 /**
- * Waits until the deployment answers `PING` with `PONG`, retrying with backoff as the reference does
- * (`Retrying Redis connection to <url> in <d> (elapsed: <e>): <err>`). Each attempt uses a fresh probe
- * connection from `open` (ioredis does not really reconnect a client it was told to disconnect). Rejects
- * when the elapsed time passes `maxElapsedMs` or when `signal` aborts (the daemon stopping meanwhile).
+ * Waits until `probe` succeeds (a fresh connection answering `PING` with `PONG`), retrying with backoff as
+ * the reference does (`Retrying Redis connection to <url> in <d> (elapsed: <e>): <err>`). Rejects when the
+ * elapsed time passes `maxElapsedMs` or when `signal` aborts (the daemon stopping meanwhile).
  */
 export async function waitForRedis(
-  open: () => RedisConnection,
+  probe: () => Promise<void>,
   label: string,
   retry: StartupRetryOptions,
   log: StoreLog,
@@ -30,28 +28,16 @@ export async function waitForRedis(
 ): Promise<void> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
-    const probe = open();
-    let socketError: Error | undefined;
-    probe.on("error", (error: Error) => (socketError = error));
     try {
-      await probe.connect();
-      const reply = await probe.ping();
-      if (reply !== "PONG") throw new Error(`unexpected PING reply ${JSON.stringify(reply)}`);
-      await probe.quit().catch(() => probe.disconnect());
+      await probe();
       return;
-    } catch (caught) {
-      // ioredis rejects with "Connection is closed."; the socket's own error says why, possibly a tick later.
-      await new Promise((resolve) => setImmediate(resolve));
-      const error = socketError ?? caught;
-      probe.disconnect();
+    } catch (error) {
       const elapsed = Date.now() - started;
       if (signal.aborted) throw new BackendError(`stopped while waiting for Redis connection to ${label}`);
       if (retry.maxElapsedMs > 0 && elapsed >= retry.maxElapsedMs) {
         throw new BackendError(
           `timed out waiting for Redis connection to ${label} after ${elapsed}ms: ${messageOf(error)}`,
-          {
-            cause: error,
-          },
+          { cause: error },
         );
       }
       const ceiling = Math.min(retry.maxIntervalMs, retry.initialIntervalMs * 2 ** attempt);

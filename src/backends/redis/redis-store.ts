@@ -1,6 +1,8 @@
 import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
-import { RedisConnectionPool, type RedisPoolOptions } from "./redis-connection-pool.js";
+import { ClusterConnectionPool } from "./cluster-connection-pool.js";
+import type { RedisDeployment, RedisPoolOptions } from "./redis-deployment.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
+import { RespConnectionPool } from "./resp-connection-pool.js";
 
 /** Everything the Redis backend needs, from REDIS_* settings. */
 export interface RedisStoreOptions {
@@ -18,8 +20,8 @@ export interface RedisStoreOptions {
  */
 export class RedisStore implements CounterStore {
   readonly name = "redis";
-  readonly #main: RedisConnectionPool;
-  readonly #perSecond: RedisConnectionPool | undefined;
+  readonly #main: RedisDeployment;
+  readonly #perSecond: RedisDeployment | undefined;
   readonly #options: RedisStoreOptions;
   readonly #listeners: HealthListener[] = [];
   #started = false;
@@ -27,8 +29,8 @@ export class RedisStore implements CounterStore {
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
-    this.#main = new RedisConnectionPool(options.main);
-    this.#perSecond = options.perSecond ? new RedisConnectionPool(options.perSecond) : undefined;
+    this.#main = deploymentFor(options.main);
+    this.#perSecond = options.perSecond ? deploymentFor(options.perSecond) : undefined;
     if (options.healthCheckActiveConnection) {
       for (const pool of this.#pools()) pool.onActiveChange(() => this.#updateHealth());
     }
@@ -57,14 +59,14 @@ export class RedisStore implements CounterStore {
     await Promise.all(this.#pools().map((pool) => pool.close()));
   }
 
-  #pools(): RedisConnectionPool[] {
+  #pools(): RedisDeployment[] {
     return this.#perSecond ? [this.#main, this.#perSecond] : [this.#main];
   }
 
   /** Sends SECOND-unit increments to the per-second pool (when there is one) and the rest to the main one. */
   async #split(
     increments: readonly CounterIncrement[],
-    run: (pool: RedisConnectionPool, part: readonly CounterIncrement[]) => Promise<number[]>,
+    run: (pool: RedisDeployment, part: readonly CounterIncrement[]) => Promise<number[]>,
   ): Promise<number[]> {
     const perSecondPool = this.#perSecond;
     if (perSecondPool === undefined || !increments.some((i) => i.perSecond))
@@ -89,4 +91,11 @@ export class RedisStore implements CounterStore {
     this.#healthy = healthy;
     for (const listener of this.#listeners) listener(healthy);
   }
+}
+
+/** A cluster through ioredis (slot map, redirections); a single Redis or sentinel group through RESP. */
+function deploymentFor(options: RedisPoolOptions): RedisDeployment {
+  return options.endpoint.type === "cluster"
+    ? new ClusterConnectionPool(options)
+    : new RespConnectionPool(options);
 }

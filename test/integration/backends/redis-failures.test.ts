@@ -166,6 +166,29 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     t.equal(proxy.roundTrips(), 2);
   });
 
+  t.test("requests of one event-loop turn leave in one write, each with its own answers", async (t) => {
+    const server = await startRedis(t);
+    const proxy = await startRoundTripProxy(t, server);
+    const { store } = await redisStoreFrom(t, { REDIS_URL: proxy.url, REDIS_POOL_SIZE: "3" });
+    proxy.reset();
+    const values = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.increment([inc(`turn_${i % 4}`, i + 1), inc("turn_all")])),
+    );
+    t.equal(proxy.roundTrips(), 1, "20 requests in one turn: one write, one round trip");
+    t.strictSame(
+      values.map(([, all]) => all),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      "answers matched in order",
+    );
+    t.strictSame(
+      values.map(([own]) => own),
+      [1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 28, 32, 36, 40, 45, 50, 55, 60],
+    );
+    proxy.reset();
+    for (let i = 0; i < 3; i++) await store.increment([inc("turn_next")]);
+    t.equal(proxy.roundTrips(), 3, "a request of a later turn is not held back");
+  });
+
   t.test("REDIS_PIPELINE_WINDOW / _LIMIT send concurrent requests together", async (t) => {
     const server = await startRedis(t);
     const proxy = await startRoundTripProxy(t, server);

@@ -119,6 +119,39 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
       }),
       { refreshesTtl: true },
     );
+
+    t.test("a master name no sentinel knows: start-up gives every sentinel's answer", async (t) => {
+      const url = group.sentinelUrl.replace(/^mymaster,/, "nosuch,");
+      const { store } = await redisStoreFrom(
+        t,
+        { REDIS_TYPE: "sentinel", REDIS_URL: url, REDIS_STARTUP_MAX_ELAPSED_TIME: "200ms" },
+        { start: false },
+      );
+      const answers = group.sentinels.map((s) => `127\\.0\\.0\\.1:${s.port}: no primary named 'nosuch'`);
+      await t.rejects(store.start(), {
+        message: new RegExp(
+          `^timed out waiting for Redis connection to nosuch,.* after \\d+ms: no sentinel gave the address of 'nosuch' \\(${answers.join("; ")}\\)$`,
+        ),
+      });
+    });
+
+    t.test("a replica answering READONLY: the call fails and the connection is replaced", async (t) => {
+      const { store, stats } = await redisStoreFrom(t, {
+        REDIS_URL: group.replica.url,
+        REDIS_POOL_SIZE: "1",
+      });
+      const line = (name: string) =>
+        stats.snapshotLines().find((l) => l.startsWith(`ratelimit.redis_pool.${name}: `));
+      t.equal(line("cx_total"), "ratelimit.redis_pool.cx_total: 1");
+      await t.rejects(store.increment([{ key: "ro", hits: 1, ttlSeconds: 60, perSecond: false }]), {
+        message: `redis ${group.replica.url}: READONLY You can't write against a read only replica.`,
+      });
+      const deadline = Date.now() + 5000;
+      while (line("cx_total") !== "ratelimit.redis_pool.cx_total: 2" && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      t.equal(line("cx_total"), "ratelimit.redis_pool.cx_total: 2", "a new connection (to look again)");
+      t.equal(line("cx_active"), "ratelimit.redis_pool.cx_active: 1");
+    });
   });
 
   t.test("cluster", async (t) => {

@@ -1,45 +1,18 @@
-import type { Counter } from "../../engine/rule-set.js";
-import { BackendError } from "../../errors.js";
+import { BackendError, messageOf } from "../../errors.js";
 import type { CounterIncrement } from "../counter-store.js";
 import { incrementCounters, readCounters } from "./counter-commands.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl } from "./redis-address.js";
-import { createRedisConnection, type RedisConnection, type RedisEndpointOptions } from "./redis-endpoint.js";
-import { type StartupRetryOptions, type StoreLog, waitForRedis } from "./redis-startup.js";
-
-/** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
-export interface RedisPoolStats {
-  /** Connections established (reconnections included). */
-  readonly cxTotal: Counter;
-  /** Connections closed by ratelimitd itself. */
-  readonly cxLocalClose: Counter;
-  /** Connections up right now. */
-  readonly cxActive: { set(value: number): void };
-}
-
-/** One pool of connections to one Redis deployment. */
-export interface RedisPoolOptions {
-  readonly endpoint: RedisEndpointOptions;
-  /** REDIS_POOL_SIZE. */
-  readonly size: number;
-  /** REDIS_PIPELINE_WINDOW in ms; 0 = one pipeline per request. */
-  readonly pipelineWindowMs: number;
-  /** REDIS_PIPELINE_LIMIT in commands; 0 = window only. */
-  readonly pipelineLimit: number;
-  /** REDIS_CLUSTER_PIPELINE_PARALLELISM: 1 = slot groups one after another, 0 = pool size, capped at pool size. */
-  readonly clusterParallelism: number;
-  readonly stats: RedisPoolStats;
-  readonly log: StoreLog;
-}
-
-/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once. */
-const MAX_IN_FLIGHT = 10_000;
+import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
+import { createClusterConnection, type RedisConnection } from "./redis-endpoint.js";
+import { type StartupRetryOptions, waitForRedis } from "./redis-startup.js";
 
 /**
- * `size` connections to one deployment, used round-robin (skipping any that are down). Each request's
- * commands go out as one pipeline, or, with a pipeline window, together with other requests'.
+ * `size` ioredis cluster clients to one Redis Cluster (REDIS_TYPE=cluster), used round-robin (skipping any
+ * that are down). A request's commands are grouped by hash slot, one pipeline per group; with a pipeline
+ * window, concurrent requests share them.
  */
-export class RedisConnectionPool {
+export class ClusterConnectionPool implements RedisDeployment {
   readonly label: string;
   readonly #options: RedisPoolOptions;
   readonly #connections: RedisConnection[];
@@ -82,13 +55,7 @@ export class RedisConnectionPool {
   async start(retry: StartupRetryOptions): Promise<void> {
     const { endpoint, size, log } = this.#options;
     log.warn(`connecting to redis on ${this.label} with pool size ${size}`);
-    await waitForRedis(
-      () => createRedisConnection(endpoint, { reconnect: false }),
-      this.label,
-      retry,
-      log,
-      this.#abort.signal,
-    );
+    await waitForRedis(() => pingOnce(endpoint), this.label, retry, log, this.#abort.signal);
     await Promise.allSettled(this.#connections.map((connection) => connection.connect()));
     if (this.#ready.size === 0)
       log.warn(`redis ${this.label}: answered PING but no pool connection is up yet; retrying`);
@@ -173,7 +140,7 @@ export class RedisConnectionPool {
   }
 
   #connect(): RedisConnection {
-    const connection = createRedisConnection(this.#options.endpoint);
+    const connection = createClusterConnection(this.#options.endpoint);
     const { stats } = this.#options;
     connection.on("ready", () => {
       this.#lastErrors.delete(connection);
@@ -194,5 +161,23 @@ export class RedisConnectionPool {
   #activeChanged(): void {
     this.#options.stats.cxActive.set(this.#ready.size);
     for (const listener of this.#listeners) listener(this.#ready.size);
+  }
+}
+
+/** One throw-away cluster client that must answer PING with PONG. */
+async function pingOnce(endpoint: RedisPoolOptions["endpoint"]): Promise<void> {
+  const probe = createClusterConnection(endpoint, { reconnect: false });
+  let socketError: Error | undefined;
+  probe.on("error", (error: Error) => (socketError = error));
+  try {
+    await probe.connect();
+    const reply = await probe.ping();
+    if (reply !== "PONG") throw new Error(`unexpected PING reply ${JSON.stringify(reply)}`);
+    await probe.quit().catch(() => probe.disconnect());
+  } catch (caught) {
+    // ioredis rejects with "Connection is closed."; the socket's own error says why, possibly a tick later.
+    await new Promise((resolve) => setImmediate(resolve));
+    probe.disconnect();
+    throw new Error(messageOf(socketError ?? caught), { cause: caught });
   }
 }

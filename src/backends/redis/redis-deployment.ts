@@ -1,0 +1,53 @@
+import type { Counter } from "../../engine/rule-set.js";
+import type { CounterIncrement } from "../counter-store.js";
+import type { RedisEndpointOptions } from "./redis-endpoint.js";
+import type { StartupRetryOptions, StoreLog } from "./redis-startup.js";
+
+/** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
+export interface RedisPoolStats {
+  /** Connections established (reconnections included). */
+  readonly cxTotal: Counter;
+  /** Connections closed by ratelimitd itself. */
+  readonly cxLocalClose: Counter;
+  /** Connections up right now. */
+  readonly cxActive: { set(value: number): void };
+}
+
+/** One pool of connections to one Redis deployment. */
+export interface RedisPoolOptions {
+  readonly endpoint: RedisEndpointOptions;
+  /** REDIS_POOL_SIZE. */
+  readonly size: number;
+  /** REDIS_PIPELINE_WINDOW in ms; 0 = no wait: commands of one event-loop turn leave together. */
+  readonly pipelineWindowMs: number;
+  /** REDIS_PIPELINE_LIMIT in commands; 0 = window only. */
+  readonly pipelineLimit: number;
+  /** REDIS_CLUSTER_PIPELINE_PARALLELISM: 1 = slot groups one after another, 0 = pool size, capped at pool size. */
+  readonly clusterParallelism: number;
+  readonly stats: RedisPoolStats;
+  readonly log: StoreLog;
+}
+
+/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (decision 6). */
+export const MAX_IN_FLIGHT = 10_000;
+
+/**
+ * One Redis deployment (a single Redis, a sentinel group, or a cluster) as the store uses it: counters in,
+ * values out, failing with a `BackendError` that starts `redis <masked url>: `.
+ */
+export interface RedisDeployment {
+  /** The masked REDIS_URL, for logs and errors. */
+  readonly label: string;
+  /** Connections up right now. */
+  readonly active: number;
+  /** Called whenever the number of connections up changes. */
+  onActiveChange(listener: (active: number) => void): void;
+  /** Waits (with the start-up retry policy) until Redis answers PING, then opens the pool. */
+  start(retry: StartupRetryOptions): Promise<void>;
+  /** INCRBY + EXPIRE per increment; the counters after. */
+  increment(increments: readonly CounterIncrement[]): Promise<number[]>;
+  /** GET per key, absent = 0. */
+  read(increments: readonly CounterIncrement[]): Promise<number[]>;
+  /** Lets what is in flight finish, then closes every connection. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,202 @@
+import { isIP } from "node:net";
+import { BackendError } from "../../errors.js";
+import type { CounterIncrement } from "../counter-store.js";
+import { PipelineBatcher } from "./pipeline-batcher.js";
+import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
+import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
+import { tlsConnectionOptions } from "./redis-endpoint.js";
+import { type StartupRetryOptions, waitForRedis } from "./redis-startup.js";
+import { encodeIncrements, encodeReads } from "./resp-commands.js";
+import { type CounterCallback, RespConnection, type RespConnectionOptions } from "./resp-connection.js";
+import { locatePrimary, verifyPrimary } from "./sentinel-primary.js";
+
+/**
+ * `size` connections to a single Redis or to a sentinel group's primary. All requests of one event-loop
+ * turn go to the same connection and leave in one write; turns take the ready connections in turn.
+ */
+export class RespConnectionPool implements RedisDeployment {
+  readonly label: string;
+  readonly #options: RedisPoolOptions;
+  readonly #connectionOptions: Omit<RespConnectionOptions, "reconnect" | "onStateChange">;
+  readonly #connections: RespConnection[];
+  readonly #ready = new Set<RespConnection>();
+  readonly #batcher: PipelineBatcher | undefined;
+  readonly #listeners: ((active: number) => void)[] = [];
+  readonly #abort = new AbortController();
+  #next = 0;
+  #turn: RespConnection | undefined;
+  #inFlight = 0;
+
+  constructor(options: RedisPoolOptions) {
+    this.#options = options;
+    this.label = maskRedisUrl(options.endpoint.url);
+    this.#connectionOptions = connectionOptionsFor(options);
+    this.#connections = Array.from(
+      { length: options.size },
+      () =>
+        new RespConnection({
+          ...this.#connectionOptions,
+          reconnect: true,
+          onStateChange: (ready) => this.#stateChanged(ready),
+        }),
+    );
+    const windowed = options.pipelineWindowMs > 0 || options.pipelineLimit > 0;
+    this.#batcher = windowed
+      ? new PipelineBatcher(
+          (increments) => this.#run(increments, false),
+          options.pipelineWindowMs,
+          options.pipelineLimit,
+        )
+      : undefined;
+  }
+
+  get active(): number {
+    return this.#ready.size;
+  }
+
+  onActiveChange(listener: (active: number) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async start(retry: StartupRetryOptions): Promise<void> {
+    const { size, log } = this.#options;
+    log.warn(`connecting to redis on ${this.label} with pool size ${size}`);
+    await waitForRedis(() => this.#probe(), this.label, retry, log, this.#abort.signal);
+    await Promise.allSettled(this.#connections.map((connection) => connection.open()));
+    if (this.#ready.size === 0)
+      log.warn(`redis ${this.label}: answered PING but no pool connection is up yet; retrying`);
+  }
+
+  increment(increments: readonly CounterIncrement[]): Promise<number[]> {
+    if (this.#batcher !== undefined) return this.#guarded(() => this.#batcher!.submit(increments));
+    return this.#run(increments, true);
+  }
+
+  read(increments: readonly CounterIncrement[]): Promise<number[]> {
+    return this.#send(encodeReads(increments), increments.length, 1, true);
+  }
+
+  async close(): Promise<void> {
+    this.#abort.abort();
+    this.#options.stats.cxLocalClose.add(this.#ready.size);
+    await Promise.all(this.#connections.map((connection) => connection.close()));
+  }
+
+  /** `counted`: whether this call is one request of the in-flight bound (a window's batch is not). */
+  #run(increments: readonly CounterIncrement[], counted: boolean): Promise<number[]> {
+    return this.#send(encodeIncrements(increments), increments.length * 2, 2, counted);
+  }
+
+  /** Queues encoded commands on this turn's connection; the promise settles with the kept counters. */
+  #send(commands: string, replies: number, stride: number, counted: boolean): Promise<number[]> {
+    if (counted && this.#inFlight >= MAX_IN_FLIGHT) return Promise.reject(this.#tooMany());
+    const connection = this.#turnConnection();
+    if (connection === undefined) return Promise.reject(this.#noConnection());
+    if (counted) this.#inFlight++;
+    return new Promise((resolve, reject) => {
+      const done: CounterCallback = (error, values) => {
+        if (counted) this.#inFlight--;
+        if (error === undefined) resolve(values);
+        else reject(new BackendError(`redis ${this.label}: ${error}`));
+      };
+      connection.send(commands, replies, stride, done);
+    });
+  }
+
+  /** Counts a request waiting in a pipeline window, then for Redis, against the in-flight bound. */
+  async #guarded(work: () => Promise<number[]>): Promise<number[]> {
+    if (this.#inFlight >= MAX_IN_FLIGHT) throw this.#tooMany();
+    this.#inFlight++;
+    try {
+      return await work();
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /** The connection this event-loop turn writes to: the next ready one, round-robin, kept until the turn ends. */
+  #turnConnection(): RespConnection | undefined {
+    const current = this.#turn;
+    if (current?.ready) return current;
+    const count = this.#connections.length;
+    for (let tries = 0; tries < count; tries++) {
+      const connection = this.#connections[this.#next++ % count]!;
+      if (!connection.ready) continue;
+      if (current === undefined) setImmediate(() => (this.#turn = undefined));
+      this.#turn = connection;
+      return connection;
+    }
+    return undefined;
+  }
+
+  #tooMany(): BackendError {
+    return new BackendError(`redis ${this.label}: ${MAX_IN_FLIGHT} requests already waiting for an answer`);
+  }
+
+  #noConnection(): BackendError {
+    const reason = this.#connections.map((c) => c.lastError).findLast((e) => e !== undefined);
+    return new BackendError(`redis ${this.label}: no connection is up${reason ? `: ${reason.message}` : ""}`);
+  }
+
+  /** A throw-away connection that must answer PING with PONG. */
+  async #probe(): Promise<void> {
+    const probe = new RespConnection({ ...this.#connectionOptions, reconnect: false });
+    try {
+      await probe.open();
+      const reply = await probe.command(["PING"]);
+      if (reply !== "PONG") throw new Error(`unexpected PING reply ${JSON.stringify(reply)}`);
+    } finally {
+      await probe.close();
+    }
+  }
+
+  #stateChanged(ready: boolean): void {
+    const before = this.#ready.size;
+    // Which connection changed is not reported; recount from the connections themselves.
+    this.#ready.clear();
+    for (const connection of this.#connections) if (connection.ready) this.#ready.add(connection);
+    if (ready && this.#ready.size > before) this.#options.stats.cxTotal.add(this.#ready.size - before);
+    if (this.#ready.size === before) return;
+    this.#options.stats.cxActive.set(this.#ready.size);
+    for (const listener of this.#listeners) listener(this.#ready.size);
+  }
+}
+
+/** Connection options for a single Redis (TCP, unix socket, URL credentials) or a sentinel group's primary. */
+function connectionOptionsFor(
+  options: RedisPoolOptions,
+): Omit<RespConnectionOptions, "reconnect" | "onStateChange"> {
+  const { endpoint } = options;
+  const auth = parseRedisAuth(endpoint.auth);
+  const topology = parseRedisTopology(endpoint.type, endpoint.socketType, endpoint.url);
+  const tls = endpoint.tls ? tlsConnectionOptions(endpoint.tls) : undefined;
+  const base = { tls, timeoutMs: endpoint.timeoutMs, username: auth.username, password: auth.password };
+  switch (topology.type) {
+    case "single": {
+      const target = topology.target;
+      if ("path" in target) return { ...base, locate: async () => target };
+      const withSni = tls && isIP(target.host) === 0 ? { ...tls, servername: target.host } : tls;
+      return {
+        ...base,
+        tls: withSni,
+        // Credentials in the URL (`redis://user:pass@host:port`) win over REDIS_AUTH.
+        ...(target.password !== undefined ? { username: target.username, password: target.password } : {}),
+        locate: async () => ({ host: target.host, port: target.port }),
+      };
+    }
+    case "sentinel": {
+      const sentinelAuth = parseRedisAuth(endpoint.sentinelAuth);
+      const group = {
+        masterName: topology.masterName,
+        sentinels: topology.sentinels,
+        username: sentinelAuth.username,
+        password: sentinelAuth.password,
+        tls,
+        timeoutMs: endpoint.timeoutMs,
+      };
+      return { ...base, locate: () => locatePrimary(group), verify: verifyPrimary };
+    }
+    case "cluster":
+      throw new Error("a cluster is served by ClusterConnectionPool");
+  }
+}

@@ -1,0 +1,332 @@
+import { connect as netConnect, type Socket } from "node:net";
+import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
+import { messageOf } from "../../errors.js";
+import { encodeCommand } from "./resp-commands.js";
+import { RespError, RespProtocolError, type RespReply, RespReplyReader } from "./resp-reply-reader.js";
+
+/** Where a connection goes: a TCP endpoint or a unix socket. */
+export type RespTarget = { readonly host: string; readonly port: number } | { readonly path: string };
+
+/** How one connection reaches and authenticates to its Redis. */
+export interface RespConnectionOptions {
+  /** Asked before every (re)connect: fixed for a single Redis, the current primary for a sentinel group. */
+  readonly locate: () => Promise<RespTarget>;
+  /** TLS options (CA, client certificate, hostname check); undefined for a plain connection. */
+  readonly tls: ConnectionOptions | undefined;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  /** Bound on connecting and on every reply (REDIS_TIMEOUT). */
+  readonly timeoutMs: number;
+  /** Run after AUTH on every new connection; rejecting refuses the server (sentinel: it is not the primary). */
+  readonly verify?: (connection: RespConnection) => Promise<void>;
+  /** Reconnect by itself after losing the connection (false for one-shot probes). */
+  readonly reconnect: boolean;
+  /** Called when the connection becomes usable (true) or stops being usable (false, with the reason). */
+  readonly onStateChange?: (ready: boolean, reason: Error | undefined) => void;
+}
+
+/** Called once with the counters a batch of commands produced, or the first error reply / failure. */
+export type CounterCallback = (error: string | undefined, values: number[]) => void;
+
+/** Replies a batch expects; every `stride`-th one (from the first) is a counter to keep. */
+class Waiter {
+  received = 0;
+  error: string | undefined;
+  readonly values: number[] = [];
+  readonly raw: RespReply[] | undefined;
+
+  constructor(
+    readonly expected: number,
+    readonly stride: number,
+    readonly deadline: number,
+    readonly done: CounterCallback,
+    keepRaw: boolean,
+  ) {
+    this.raw = keepRaw ? [] : undefined;
+  }
+
+  accept(reply: RespReply): void {
+    const index = this.received++;
+    if (this.raw !== undefined) {
+      this.raw.push(reply);
+      return;
+    }
+    if (reply instanceof RespError) {
+      this.error ??= reply.message;
+      return;
+    }
+    if (index % this.stride !== 0) return;
+    const value = typeof reply === "number" ? reply : reply === null ? 0 : Number(reply);
+    if (Number.isNaN(value)) this.error ??= `unexpected reply ${JSON.stringify(reply)} for a counter`;
+    this.values.push(value);
+  }
+}
+
+/** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
+const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
+
+/**
+ * One connection to one Redis, speaking just what the counters need. Commands queued during one event-loop
+ * turn leave in one socket write at the end of the turn (each caller's commands stay together and in
+ * order, so every request still gets its answer in one round trip, with no added wait). Replies are matched
+ * to callers in order. If the oldest caller has no answer within `timeoutMs`, every waiting caller fails
+ * and the connection is replaced: later replies could no longer be matched.
+ */
+export class RespConnection {
+  readonly #options: RespConnectionOptions;
+  readonly #reader = new RespReplyReader((reply) => this.#onReply(reply));
+  #socket: Socket | undefined;
+  #ready = false;
+  #closing = false;
+  #dropAfterReply: string | undefined;
+  #queue: Waiter[] = [];
+  #head = 0;
+  #out = "";
+  #flushScheduled = false;
+  #timer: NodeJS.Timeout | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #attempt = 0;
+  #lastError: Error | undefined;
+  /** Called once the socket is gone after close(). */
+  #whenGone: (() => void)[] = [];
+
+  constructor(options: RespConnectionOptions) {
+    this.#options = options;
+  }
+
+  /** Whether commands can be sent now. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Why the connection last failed, if it did. */
+  get lastError(): Error | undefined {
+    return this.#lastError;
+  }
+
+  /**
+   * Connects (locate, connect, AUTH, verify). Resolves when ready; rejects on failure, after which a
+   * reconnecting connection keeps trying in the background.
+   */
+  async open(): Promise<void> {
+    try {
+      await this.#connect();
+    } catch (error) {
+      this.#lost(error as Error);
+      throw error;
+    }
+  }
+
+  /**
+   * Queues commands (already encoded) that produce `replies` replies; `done` gets every `stride`-th one as a
+   * number. Only call while `ready`.
+   */
+  send(commands: string, replies: number, stride: number, done: CounterCallback): void {
+    this.#enqueue(new Waiter(replies, stride, performance.now() + this.#options.timeoutMs, done, false));
+    this.#out += commands;
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(this.#flush);
+    }
+  }
+
+  /** Sends one command at once and resolves with its reply (error replies reject). */
+  command(args: readonly string[]): Promise<RespReply> {
+    return new Promise((resolve, reject) => {
+      const waiter = new Waiter(
+        1,
+        1,
+        performance.now() + this.#options.timeoutMs,
+        (error) => {
+          const reply = waiter.raw?.[0];
+          if (error !== undefined) reject(new Error(error));
+          else if (reply instanceof RespError) reject(new Error(reply.message));
+          else resolve(reply ?? null);
+        },
+        true,
+      );
+      this.#enqueue(waiter);
+      // Through the same buffer as queued commands, so replies keep the order of the bytes sent.
+      this.#out += encodeCommand(args);
+      this.#flush();
+    });
+  }
+
+  /**
+   * Stops reconnecting; lets commands in flight get their answers (within the timeout), then ends the
+   * connection (hard after a second). Resolves once the socket is gone.
+   */
+  close(): Promise<void> {
+    this.#closing = true;
+    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+    const socket = this.#socket;
+    if (socket === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#whenGone.push(resolve);
+      const hard = setTimeout(() => socket.destroy(), this.#options.timeoutMs + 1000);
+      hard.unref();
+      this.#whenGone.push(() => clearTimeout(hard));
+      if (this.#pending() === 0) socket.end();
+    });
+  }
+
+  async #connect(): Promise<void> {
+    const target = await this.#options.locate();
+    const socket = await this.#dial(target);
+    this.#socket = socket;
+    this.#reader.reset();
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        this.#reader.feed(chunk);
+      } catch (error) {
+        if (!(error instanceof RespProtocolError)) throw error;
+        socket.destroy(error);
+      }
+    });
+    socket.on("error", (error: Error) => (this.#lastError = error));
+    socket.on("close", () => this.#lost(this.#lastError ?? new Error("connection closed by Redis")));
+    const { username, password } = this.#options;
+    if (password !== undefined) {
+      await this.command(username !== undefined ? ["AUTH", username, password] : ["AUTH", password]);
+    }
+    await this.#options.verify?.(this);
+    if (this.#closing) throw new Error("closed while connecting");
+    this.#ready = true;
+    this.#attempt = 0;
+    this.#lastError = undefined;
+    this.#options.onStateChange?.(true, undefined);
+  }
+
+  /** Opens the socket, bounded by the timeout. */
+  #dial(target: RespTarget): Promise<Socket> {
+    const { tls, timeoutMs } = this.#options;
+    return new Promise((resolve, reject) => {
+      const where = "path" in target ? { path: target.path } : { host: target.host, port: target.port };
+      const socket = tls ? tlsConnect({ ...where, ...tls }) : netConnect(where);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`connect to ${describeTarget(target)} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const failed = (error: Error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+      socket.once("error", failed);
+      socket.once(tls ? "secureConnect" : "connect", () => {
+        clearTimeout(timer);
+        socket.off("error", failed);
+        socket.setNoDelay(true);
+        resolve(socket);
+      });
+    });
+  }
+
+  #enqueue(waiter: Waiter): void {
+    this.#queue.push(waiter);
+    if (this.#timer === undefined) this.#armTimer(this.#options.timeoutMs);
+  }
+
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    const out = this.#out;
+    this.#out = "";
+    if (out !== "") this.#socket?.write(out);
+  };
+
+  #onReply(reply: RespReply): void {
+    const waiter = this.#queue[this.#head];
+    if (waiter === undefined) {
+      this.#socket?.destroy(new Error("Redis sent a reply nobody asked for"));
+      return;
+    }
+    // A primary demoted by a failover refuses writes: find the new one (sentinel) on a new connection.
+    if (reply instanceof RespError && reply.message.startsWith("READONLY"))
+      this.#dropAfterReply = reply.message;
+    waiter.accept(reply);
+    if (waiter.received < waiter.expected) return;
+    this.#queue[this.#head++] = undefined as unknown as Waiter;
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    waiter.done(waiter.error, waiter.values);
+    if (this.#dropAfterReply !== undefined) {
+      const reason = this.#dropAfterReply;
+      this.#dropAfterReply = undefined;
+      this.#socket?.destroy(new Error(reason));
+    }
+    if (this.#closing && this.#pending() === 0) this.#socket?.end();
+  }
+
+  #pending(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** One timer per connection, set for the oldest caller's deadline (not one timer per request). */
+  #armTimer(delayMs: number): void {
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        const oldest = this.#queue[this.#head];
+        if (oldest === undefined) return;
+        const left = oldest.deadline - performance.now();
+        if (left > 0) {
+          this.#armTimer(left);
+          return;
+        }
+        const error = new Error(`no answer within ${this.#options.timeoutMs} ms`);
+        this.#failAll(error.message);
+        this.#socket?.destroy(error);
+      },
+      Math.max(1, Math.ceil(delayMs)),
+    );
+    this.#timer.unref();
+  }
+
+  #failAll(reason: string): void {
+    const waiting = this.#queue.slice(this.#head);
+    this.#queue = [];
+    this.#head = 0;
+    this.#out = "";
+    for (const waiter of waiting) waiter.done(reason, waiter.values);
+  }
+
+  /** The connection is gone (or never came up): fail what waits, report, and maybe try again later. */
+  #lost(reason: Error): void {
+    this.#lastError = reason;
+    const socket = this.#socket;
+    this.#socket = undefined;
+    socket?.removeAllListeners("close");
+    socket?.destroy();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#failAll(messageOf(reason));
+    this.#reader.reset();
+    const wasReady = this.#ready;
+    this.#ready = false;
+    if (wasReady) this.#options.onStateChange?.(false, reason);
+    if (this.#closing) {
+      for (const gone of this.#whenGone.splice(0)) gone();
+      return;
+    }
+    if (this.#options.reconnect && this.#reconnectTimer === undefined) this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    this.#attempt++;
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      this.#connect().catch((error: Error) => this.#lost(error));
+    }, reconnectDelayMs(this.#attempt));
+    this.#reconnectTimer.unref();
+  }
+}
+
+/** `host:port` or the socket path, for messages. */
+export function describeTarget(target: RespTarget): string {
+  return "path" in target ? target.path : `${target.host}:${target.port}`;
+}
