@@ -1,7 +1,8 @@
 // `npm run bench`: ratelimitd against its baselines, all on this machine in one run, alternating.
 // Servers are pinned to CPU 1 and the load generator (h2load) to CPU 0; throughput is normalised by the
 // server's CPU seconds read from /proc. Writes bench/RESULTS.md, bench/results.json and bench/results.svg.
-// Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test).
+// Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test), --compare DIR (another
+// checkout, built, whose daemon runs the Redis scenarios beside this one: before/after numbers from one run).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,9 @@ const argument = (name, fallback) => {
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 };
 const quick = process.argv.includes("--quick");
+const compareAt = process.argv.indexOf("--compare");
+const compareRoot =
+  compareAt > 0 ? new URL(`${process.argv[compareAt + 1]}/`, `file://${process.cwd()}/`).pathname : undefined;
 const ROUNDS = quick ? 1 : argument("rounds", 3);
 const SECONDS = quick ? 2 : argument("seconds", 5);
 const LOAD = { clients: 4, streams: 16, warmupSeconds: 0, cpu: 0 };
@@ -109,10 +113,10 @@ async function startServers(redisPort) {
     port += 10;
     return { port: at, child: spawnPinned(SERVER_CPU, "node", [script, String(at), ...args], env) };
   };
-  const daemon = (env) => {
+  const daemon = (env, checkout = root) => {
     const at = port;
     port += 10;
-    const child = spawnPinned(SERVER_CPU, "node", [`${root}dist/cmd/ratelimitd.js`], {
+    const child = spawnPinned(SERVER_CPU, "node", [`${checkout}dist/cmd/ratelimitd.js`], {
       GRPC_HOST: "127.0.0.1",
       GRPC_PORT: String(at),
       HOST: "127.0.0.1",
@@ -145,6 +149,7 @@ async function startServers(redisPort) {
       DATABASE_URL: `sqlite:${mkdtempSync(join(tmpdir(), "bench-"))}/users.db`,
     }),
   };
+  if (compareRoot) servers.compareRedis = daemon({ BACKEND_TYPE: "redis" }, compareRoot);
   for (const server of Object.values(servers)) await waitForPort(server.port);
   return servers;
 }
@@ -158,7 +163,20 @@ function defineScenarios(s) {
     headers: GRPC_HEADERS,
     ...extra,
   });
+  const compared = compareRoot
+    ? [
+        grpc(`compared build (${compareLabel()}) redis, 1 descriptor`, s.compareRedis, 1, {
+          role: "compare1",
+          redis: true,
+        }),
+        grpc(`compared build (${compareLabel()}) redis, 5 descriptors`, s.compareRedis, 5, {
+          role: "compare5",
+          redis: true,
+        }),
+      ]
+    : [];
   return [
+    ...compared,
     grpc("ceiling: canned node:http2 gRPC", s.canned, 1, { role: "ceiling", latencyRun: true }),
     grpc("bare @grpc/grpc-js", s.grpcJs, 1, { role: "grpcJs", latencyRun: true }),
     grpc("naive limiter (grpc-js + ioredis), 1 descriptor", s.naive, 1, { role: "naive1", redis: true }),
@@ -196,6 +214,19 @@ function defineScenarios(s) {
       headers: { "content-type": "application/proto" },
     },
   ];
+}
+
+/** The compared checkout as `<folder>@<commit>`. */
+function compareLabel() {
+  const folder = compareRoot.replace(/\/$/, "").split("/").at(-1);
+  try {
+    const commit = execFileSync("git", ["-C", compareRoot, "rev-parse", "--short", "HEAD"], {
+      encoding: "utf8",
+    });
+    return `${folder}@${commit.trim()}`;
+  } catch {
+    return folder;
+  }
 }
 
 /** One short run per scenario before measuring: warms the JIT and checks the answers are successes. */

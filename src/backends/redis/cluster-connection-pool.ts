@@ -5,7 +5,7 @@ import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
 import { createClusterConnection, type RedisConnection } from "./redis-endpoint.js";
-import { type StartupRetryOptions, waitForRedis } from "./redis-startup.js";
+import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 
 /**
  * `size` ioredis cluster clients to one Redis Cluster (REDIS_TYPE=cluster), used round-robin (skipping any
@@ -54,11 +54,18 @@ export class ClusterConnectionPool implements RedisDeployment {
    */
   async start(retry: StartupRetryOptions): Promise<void> {
     const { endpoint, size, log } = this.#options;
-    log.warn(`connecting to redis on ${this.label} with pool size ${size}`);
-    await waitForRedis(() => pingOnce(endpoint), this.label, retry, log, this.#abort.signal);
-    await Promise.allSettled(this.#connections.map((connection) => connection.connect()));
-    if (this.#ready.size === 0)
-      log.warn(`redis ${this.label}: answered PING but no pool connection is up yet; retrying`);
+    await openPool(
+      {
+        label: this.label,
+        size,
+        log,
+        probe: () => pingOnce(endpoint),
+        openAll: () => this.#connections.map((connection) => connection.connect()),
+        active: () => this.#ready.size,
+      },
+      retry,
+      this.#abort.signal,
+    );
   }
 
   increment(increments: readonly CounterIncrement[]): Promise<number[]> {

@@ -51,6 +51,35 @@ export async function waitForRedis(
   }
 }
 
+/** What {@link openPool} needs of a pool. */
+export interface PoolOpening {
+  readonly label: string;
+  readonly size: number;
+  readonly log: StoreLog;
+  /** One throw-away connection that must answer PING with PONG. */
+  readonly probe: () => Promise<void>;
+  /** Opens every pool connection; those that fail keep retrying by themselves. */
+  readonly openAll: () => Promise<unknown>[];
+  /** Connections up once all have been tried. */
+  readonly active: () => number;
+}
+
+/**
+ * Start-up of a pool: waits (with the start-up retry policy) until the deployment answers PING, then opens
+ * the pool's connections.
+ */
+export async function openPool(
+  pool: PoolOpening,
+  retry: StartupRetryOptions,
+  signal: AbortSignal,
+): Promise<void> {
+  pool.log.warn(`connecting to redis on ${pool.label} with pool size ${pool.size}`);
+  await waitForRedis(pool.probe, pool.label, retry, pool.log, signal);
+  await Promise.allSettled(pool.openAll());
+  if (pool.active() === 0)
+    pool.log.warn(`redis ${pool.label}: answered PING but no pool connection is up yet; retrying`);
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);

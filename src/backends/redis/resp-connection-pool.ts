@@ -5,7 +5,7 @@ import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
 import { tlsConnectionOptions } from "./redis-endpoint.js";
-import { type StartupRetryOptions, waitForRedis } from "./redis-startup.js";
+import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 import { encodeIncrements, encodeReads } from "./resp-commands.js";
 import { type CounterCallback, RespConnection, type RespConnectionOptions } from "./resp-connection.js";
 import { locatePrimary, verifyPrimary } from "./sentinel-primary.js";
@@ -60,11 +60,18 @@ export class RespConnectionPool implements RedisDeployment {
 
   async start(retry: StartupRetryOptions): Promise<void> {
     const { size, log } = this.#options;
-    log.warn(`connecting to redis on ${this.label} with pool size ${size}`);
-    await waitForRedis(() => this.#probe(), this.label, retry, log, this.#abort.signal);
-    await Promise.allSettled(this.#connections.map((connection) => connection.open()));
-    if (this.#ready.size === 0)
-      log.warn(`redis ${this.label}: answered PING but no pool connection is up yet; retrying`);
+    await openPool(
+      {
+        label: this.label,
+        size,
+        log,
+        probe: () => this.#probe(),
+        openAll: () => this.#connections.map((connection) => connection.open()),
+        active: () => this.#ready.size,
+      },
+      retry,
+      this.#abort.signal,
+    );
   }
 
   increment(increments: readonly CounterIncrement[]): Promise<number[]> {

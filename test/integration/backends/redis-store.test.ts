@@ -143,9 +143,12 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
       const line = (name: string) =>
         stats.snapshotLines().find((l) => l.startsWith(`ratelimit.redis_pool.${name}: `));
       t.equal(line("cx_total"), "ratelimit.redis_pool.cx_total: 1");
-      await t.rejects(store.increment([{ key: "ro", hits: 1, ttlSeconds: 60, perSecond: false }]), {
-        message: `redis ${group.replica.url}: READONLY You can't write against a read only replica.`,
-      });
+      await t.rejects(
+        async () => store.increment([{ key: "ro", hits: 1, ttlSeconds: 60, perSecond: false }]),
+        {
+          message: `redis ${group.replica.url}: READONLY You can't write against a read only replica.`,
+        },
+      );
       const deadline = Date.now() + 5000;
       while (line("cx_total") !== "ratelimit.redis_pool.cx_total: 2" && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 20));
