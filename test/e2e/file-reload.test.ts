@@ -2,7 +2,7 @@
 // Kubernetes ConfigMap volumes. Acceptance: a change on disk is active within 2 s, an invalid one never is.
 // Bursts of writes and reloads under load: file-reload-bursts.test.ts.
 
-import { renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t, { type Test } from "tap";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
@@ -130,6 +130,9 @@ t.test("RUNTIME_WATCH_ROOT=false: add, modify, delete, invalid, fix in the app d
     rulesDump("base", 6),
   );
   t.strictSame(limitOf(await decide("base")), hourly(6), "the fixed file answers");
+  // The reference reloads on Chmod too (a file made readable again, say): one reload, the same rules.
+  const chmod = () => chmodSync(file("base.yaml"), 0o600);
+  await expectReload(t, daemon, "chmod", chmod, LOADED, rulesDump("base", 6));
 });
 
 t.test(

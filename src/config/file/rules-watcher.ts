@@ -43,6 +43,14 @@ export class RulesWatcher {
     watcher.on("all", (_event, path) => {
       if (ready && (!this.layout.watchRoot || resolve(path) === root)) this.#schedule();
     });
+    if (!this.layout.watchRoot) {
+      // The reference reloads on Chmod too (fsnotify's IN_ATTRIB). chokidar drops a change event that
+      // leaves the mtime alone, so the app directory's raw fs.watch events are taken as well; reading the
+      // files raises none, so a reload does not trigger itself.
+      watcher.on("raw", () => {
+        if (ready) this.#schedule();
+      });
+    }
     // A watcher error (e.g. the directory vanished) must not crash the daemon; the next event retries.
     watcher.on("error", () => {});
     return new Promise((resolveReady) =>
