@@ -81,18 +81,25 @@ t.test("subscription, updates, removal, NACK, and a management-server restart", 
   const nackNonce = nack.responseNonce;
   server.close();
   const { server: restarted } = await startManagementServerOn(t, port);
-  restarted.setSnapshot("r1", [config("foo-1", "foo", "k1", "v1", 42)]);
-  await eventually(
-    "reconnected",
-    async () => (await rlconfig(daemon.debugPort)).includes("requests_per_unit=42"),
-    10_000,
-  );
-  const reconnect = restarted.received[0]!;
+  restarted.setSnapshot("r1", [config("bad", "foo", "k1", "v1", 3, 0)]);
+  await eventually("reconnected and NACKed", () => restarted.received.length >= 2, 10_000);
+  const [reconnect, nackAfter] = restarted.received;
   t.strictSame(
-    [reconnect.versionInfo, reconnect.responseNonce],
+    [reconnect?.versionInfo, reconnect?.responseNonce],
     ["v5", nackNonce],
     "after a reconnect the first request carries the last received version and nonce (the reference's client)",
   );
+  t.strictSame(
+    [nackAfter?.versionInfo, nackAfter?.errorMessage],
+    ["v5", "bad: invalid rate limit unit 'UNKNOWN'"],
+    "that reconnect ACKed v5: a NACK after it carries v5 (go-control-plane's InitConnect is an Ack)",
+  );
+  t.equal(await rlconfig(daemon.debugPort), FOO_3, "old rules kept across the restart");
+  restarted.setSnapshot("r2", [config("foo-1", "foo", "k1", "v1", 42)]);
+  await eventually("r2 active", async () =>
+    (await rlconfig(daemon.debugPort)).includes("requests_per_unit=42"),
+  );
+  await eventually("r2 ACKed", () => restarted.received.at(-1)?.versionInfo === "r2");
   t.match(daemon.logs(), /Failed to receive configuration from xDS Management Server: /);
 });
 

@@ -62,7 +62,7 @@ export class XdsRuleSource implements RuleSource {
   #onUpdate: ((update: RuleUpdate) => void) | undefined;
   #retry: NodeJS.Timeout | undefined;
   #stopped = false;
-  /** Version of the last ACKed response (NACKs repeat it). */
+  /** Version of the last ACKed response (NACKs repeat it); a reconnect ACKs the last one received. */
   #ackedVersion = "";
   /** Version and nonce of the last response received, ACKed or not (sent again after a reconnect). */
   #receivedVersion = "";
@@ -110,8 +110,10 @@ export class XdsRuleSource implements RuleSource {
     call.on("data", (response: DiscoveryResponse) => this.#receive(call, response));
     call.on("error", (error: grpc.ServiceError) => this.#broken(call, error.details || error.message));
     call.on("end", () => this.#broken(call, "the server ended the stream"));
-    // The go-control-plane client reconnects with an "ACK" of the last response it received.
-    call.write(this.#request(this.#receivedVersion, this.#receivedNonce));
+    // The go-control-plane client reconnects with an "ACK" of the last response it received, which makes
+    // that response the acknowledged one (later NACKs carry its version), even if it had been NACKed.
+    this.#ackedVersion = this.#receivedVersion;
+    call.write(this.#request(this.#ackedVersion, this.#receivedNonce));
   }
 
   #receive(
