@@ -14,6 +14,7 @@ import {
 } from "../../gen/ratelimit/config/ratelimit/v3/rls_conf_pb.js";
 import type { RuleCompiler, RuleSource, RuleUpdate } from "../rule-source.js";
 import { RATE_LIMIT_CONFIG_TYPE_URL, ruleDocumentFromConfig } from "./rate-limit-config-conversion.js";
+import { type ReconnectPolicy, reconnectDelayMs } from "./reconnect-delay.js";
 
 const ADS_METHOD = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
 
@@ -38,13 +39,8 @@ export interface XdsRuleSourceOptions {
   readonly maxReceiveBytes: number;
   /** Between attempts while the server has never answered (±50 % jitter). */
   readonly connectRetryIntervalMs: number;
-  /** After an established stream broke: min(max, initial × factor^n), jittered when `jitter`. */
-  readonly backoff: {
-    readonly initialMs: number;
-    readonly maxMs: number;
-    readonly factor: number;
-    readonly jitter: boolean;
-  };
+  /** After an established stream broke: see {@link reconnectDelayMs}. */
+  readonly backoff: ReconnectPolicy["backoff"];
   readonly compile: RuleCompiler;
   readonly log: { warn(message: string): void; info(message: string): void; debug(message: string): void };
 }
@@ -177,15 +173,8 @@ export class XdsRuleSource implements RuleSource {
 
   /** The reference's two policies: the connect retry interval until the server first answers, then backoff. */
   #retryDelayMs(): number {
-    const { connectRetryIntervalMs, backoff } = this.#options;
-    if (!this.#everAnswered) return Math.round(connectRetryIntervalMs * (0.5 + Math.random()));
-    const ceiling = Math.min(
-      backoff.maxMs,
-      Math.max(backoff.initialMs, backoff.initialMs * backoff.factor ** this.#failures++),
-    );
-    return backoff.jitter
-      ? Math.round(backoff.initialMs + Math.random() * (ceiling - backoff.initialMs))
-      : ceiling;
+    const attempt = this.#everAnswered ? this.#failures++ : 0;
+    return reconnectDelayMs(this.#options, this.#everAnswered, attempt, Math.random);
   }
 
   #credentials(): grpc.ChannelCredentials {
