@@ -63,8 +63,8 @@ export class FailedAttemptLimiter {
       logger: options.logger,
       stopIncrementWhenOverLimit: false,
       nowMs: this.#nowMs,
+      initialRules: rules,
     });
-    this.#service.applyRuleUpdate({ ok: true, rules });
   }
 
   /** Seconds until `address` may try again; 0 when it may now. */

@@ -26,6 +26,11 @@ export interface RateLimitServiceOptions {
   readonly stopIncrementWhenOverLimit: boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly nowMs?: () => number;
+  /**
+   * A fixed rule set active from the start, for services that never load rules from a source: it is not
+   * a load, so it is neither logged nor counted in `config_load_success`.
+   */
+  readonly initialRules?: RuleSet;
 }
 
 const NO_COUNTERS: readonly number[] = [];
@@ -43,6 +48,7 @@ export class RateLimitService {
   constructor(options: RateLimitServiceOptions) {
     this.#options = options;
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#rules = options.initialRules;
   }
 
   /** The active rules, undefined until a load succeeds. */

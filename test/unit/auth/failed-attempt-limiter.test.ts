@@ -1,6 +1,6 @@
 import t from "tap";
 import { FailedAttemptLimiter } from "../../../src/auth/failed-attempt-limiter.js";
-import { silentLogger } from "../../../src/observability/logger.js";
+import { Logger, silentLogger } from "../../../src/observability/logger.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
 
 t.test("an address is blocked after its allowance, until the minute ends; others are not", async (t) => {
@@ -29,4 +29,22 @@ t.test("an address is blocked after its allowance, until the minute ends; others
     lines.join("\n"),
   );
   t.ok(lines.includes("ratelimit.service.rate_limit.ratelimitd_auth.remote_address.over_limit: 1"));
+});
+
+t.test("its fixed rules are not a configuration load: nothing is logged or counted as one", async (t) => {
+  // The daemon builds this limiter at start-up; a "Successfully loaded new configuration" line from it would
+  // stand next to the real rules' "Error loading new configuration" and contradict it.
+  const lines: string[] = [];
+  const stats = new StatsRegistry({ maxDynamicKeys: 100 });
+  const limiter = new FailedAttemptLimiter({
+    failuresPerMinute: 1,
+    stats,
+    logger: new Logger({ level: "trace", format: "text", write: (line) => lines.push(line) }),
+  });
+  t.equal(limiter.recordFailure("10.0.0.1"), 0, "the rules are active");
+  t.same(lines, []);
+  t.ok(
+    stats.snapshotLines().includes("ratelimit.auth.config_load_success: 0"),
+    stats.snapshotLines().join("\n"),
+  );
 });
