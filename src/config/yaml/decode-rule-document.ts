@@ -1,6 +1,7 @@
+import { isUtf8 } from "node:buffer";
 import type { JsonObject, JsonValue } from "../../engine/json-value.js";
 import type { DescriptorDocument, RateLimitDocument, RuleDocument } from "../rule-document.js";
-import { goValueText, unmarshalMismatchText } from "./go-format.js";
+import { goQuoteBytes, goValueText, unmarshalMismatchText } from "./go-format.js";
 import type { YamlPathStep } from "./yaml-locations.js";
 import { YamlScalar } from "./yaml-schema.js";
 
@@ -10,28 +11,37 @@ export interface DecodeProblem {
   readonly message: string;
 }
 
+/** What the typed pass found: yaml.v2 mismatches, and `metadata` a protobuf Struct cannot hold. */
+export interface DecodeResult {
+  readonly document: RuleDocument;
+  readonly problems: DecodeProblem[];
+  /** `error parsing metadata: …` texts, reported by the reference apart from yaml.v2's errors. */
+  readonly metadataProblems: string[];
+}
+
 const UINT32_MAX = 4294967295;
 
 /**
  * The reference's second pass: the untyped document into its YAML structs. Like yaml.v2 it keeps going
  * after a mismatch and reports every one; unknown keys were already rejected by the first pass.
  */
-export function decodeRuleDocument(
-  name: string,
-  root: Map<unknown, unknown>,
-): { document: RuleDocument; problems: DecodeProblem[] } {
+export function decodeRuleDocument(name: string, root: Map<unknown, unknown>): DecodeResult {
   const problems: DecodeProblem[] = [];
-  const decoder = new FieldDecoder(problems);
+  const metadataProblems: string[] = [];
+  const decoder = new FieldDecoder(problems, metadataProblems);
   const document: RuleDocument = {
     name,
     domain: decoder.string(root, "domain", []),
     descriptors: decoder.descriptors(root, []),
   };
-  return { document, problems };
+  return { document, problems, metadataProblems };
 }
 
 class FieldDecoder {
-  constructor(private readonly problems: DecodeProblem[]) {}
+  constructor(
+    private readonly problems: DecodeProblem[],
+    private readonly metadataProblems: string[],
+  ) {}
 
   #mismatch(value: unknown, into: string, path: readonly YamlPathStep[]): void {
     this.problems.push({ path, message: unmarshalMismatchText(value, into) });
@@ -128,40 +138,40 @@ class FieldDecoder {
       this.#mismatch(value, "map[string]interface {}", [...path, "metadata"]);
       return undefined;
     }
-    return jsonObjectFromYaml(value, [...path, "metadata"], this.problems);
+    return jsonObjectFromYaml(value, this.metadataProblems);
   }
 }
 
-/** Converts free-form YAML (`metadata`) to JSON, reporting keys and values a Struct cannot hold. */
-function jsonObjectFromYaml(
-  map: Map<unknown, unknown>,
-  path: readonly YamlPathStep[],
-  problems: DecodeProblem[],
-) {
+/**
+ * Converts free-form YAML (`metadata`) to JSON, reporting what a `google.protobuf.Struct` cannot hold as
+ * the reference does (`error parsing metadata: <structpb error>`).
+ */
+function jsonObjectFromYaml(map: Map<unknown, unknown>, problems: string[]): JsonObject {
   const object: JsonObject = {};
   for (const [key, value] of map) {
     const name = typeof key === "string" ? key : key instanceof YamlScalar ? key.text : undefined;
     if (name === undefined) {
-      problems.push({ path, message: `error parsing metadata: key ${goValueText(key)} is not a string` });
+      problems.push(`error parsing metadata: key ${goValueText(key)} is not a string`);
       continue;
     }
-    const converted = jsonValueFromYaml(value, [...path, name], problems);
+    const converted = jsonValueFromYaml(value, problems);
     if (converted !== undefined) object[name] = converted;
   }
   return object;
 }
 
-function jsonValueFromYaml(
-  value: unknown,
-  path: readonly YamlPathStep[],
-  problems: DecodeProblem[],
-): JsonValue | undefined {
+function jsonValueFromYaml(value: unknown, problems: string[]): JsonValue | undefined {
   if (value === null || typeof value === "string") return value;
   if (value instanceof YamlScalar) return value.value;
-  if (value instanceof Map) return jsonObjectFromYaml(value, path, problems);
-  if (Array.isArray(value)) {
-    return value.map((item, i) => jsonValueFromYaml(item, [...path, i], problems) ?? null);
+  if (value instanceof Map) return jsonObjectFromYaml(value, problems);
+  if (Array.isArray(value)) return value.map((item) => jsonValueFromYaml(item, problems) ?? null);
+  if (value instanceof Uint8Array) {
+    // yaml.v2 decodes `!!binary` into a Go string of the bytes; structpb refuses one that is not UTF-8.
+    const bytes = Buffer.from(value);
+    if (isUtf8(bytes)) return bytes.toString("utf8");
+    problems.push(`error parsing metadata: proto: invalid UTF-8 in string: ${goQuoteBytes(bytes)}`);
+    return undefined;
   }
-  problems.push({ path, message: `error parsing metadata: unsupported value ${goValueText(value)}` });
+  problems.push(`error parsing metadata: unsupported value ${goValueText(value)}`);
   return undefined;
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { YamlScalar } from "./yaml-schema.js";
 
 /** Go's `%v` of a float64: shortest digits, exponent form below 1e-4 or from 1e6 (`1e+06`). */
@@ -31,6 +32,62 @@ export function goValueText(value: unknown): string {
   }
   if (value instanceof Uint8Array) return `[${[...value].join(" ")}]`;
   return String(value);
+}
+
+const QUOTE_ESCAPES: Record<number, string> = {
+  7: "\\a",
+  8: "\\b",
+  9: "\\t",
+  10: "\\n",
+  11: "\\v",
+  12: "\\f",
+  13: "\\r",
+  34: '\\"',
+  92: "\\\\",
+};
+
+/**
+ * Go's `%q` of a string holding arbitrary bytes: printable characters as they are, the usual backslash
+ * escapes, `\xHH` for bytes that are not UTF-8 and for control bytes, `\uHHHH` / `\UHHHHHHHH` for other
+ * non-printable characters.
+ */
+export function goQuoteBytes(bytes: Uint8Array): string {
+  let out = "";
+  let i = 0;
+  while (i < bytes.length) {
+    const length = utf8SequenceLength(bytes, i);
+    if (length === 0) {
+      out += `\\x${bytes[i]!.toString(16).padStart(2, "0")}`;
+      i++;
+      continue;
+    }
+    const char = Buffer.from(bytes.subarray(i, i + length)).toString("utf8");
+    const code = char.codePointAt(0)!;
+    i += length;
+    const escaped = QUOTE_ESCAPES[code];
+    if (escaped !== undefined) out += escaped;
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(char)) out += char;
+    else if (code < 0x10000) out += `\\u${code.toString(16).padStart(4, "0")}`;
+    else out += `\\U${code.toString(16).padStart(8, "0")}`;
+  }
+  return `"${out}"`;
+}
+
+/** Length of the well-formed UTF-8 sequence starting at `i`, or 0 when the byte there starts none. */
+function utf8SequenceLength(bytes: Uint8Array, i: number): number {
+  const first = bytes[i]!;
+  if (first < 0x80) return 1;
+  const length =
+    first >= 0xc2 && first <= 0xdf
+      ? 2
+      : first >= 0xe0 && first <= 0xef
+        ? 3
+        : first >= 0xf0 && first <= 0xf4
+          ? 4
+          : 0;
+  if (length === 0 || i + length > bytes.length) return 0;
+  return isUtf8(bytes.subarray(i, i + length)) ? length : 0;
 }
 
 /** The YAML tag yaml.v2 names in its messages for a decoded value. */

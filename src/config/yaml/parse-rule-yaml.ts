@@ -26,11 +26,12 @@ export function parseRuleYaml(name: string, source: string): RuleDocument {
   }
   const keyProblem = firstKeyProblem(root);
   if (keyProblem !== undefined) throw new ConfigError(name, keyProblem);
-  const { document, problems } = decodeRuleDocument(name, root);
+  const { document, problems, metadataProblems } = decodeRuleDocument(name, root);
   if (problems.length > 0) {
     const lines = problems.map((p) => `  line ${lineOfPath(source, p.path) ?? 1}: ${p.message}`);
     throw new ConfigError(name, `error loading config file: yaml: unmarshal errors:\n${lines.join("\n")}`);
   }
+  if (metadataProblems.length > 0) throw new ConfigError(name, metadataProblems[0]!);
   return document;
 }
 

@@ -111,3 +111,8 @@ t.test("metadata: free-form keys, nested maps, lists and numbers become JSON", a
     nothing: null,
   });
 });
+
+t.test("metadata: a UTF-8 `!!binary` value is the string of its bytes, as yaml.v2 decodes it", async (t) => {
+  const [descriptor] = parseFixture("metadata-binary-utf8.yaml").descriptors;
+  t.strictSame(descriptor?.metadata, { greeting: "hello" });
+});

@@ -108,6 +108,21 @@ t.test("typed pass: every mismatch is reported, in document order", async (t) =>
   );
 });
 
+t.test("metadata a protobuf Struct cannot hold: its own message, not a yaml.v2 error", async (t) => {
+  // yaml.v2 decodes `!!binary` into a Go string of the bytes; structpb.NewValue refuses invalid UTF-8.
+  expectError(
+    t,
+    "metadata-binary-not-utf8.yaml",
+    'error parsing metadata: proto: invalid UTF-8 in string: "ok\\xff\\n"',
+  );
+  // The typed pass (yaml.Unmarshal) fails first, before any metadata is converted.
+  expectError(
+    t,
+    "metadata-not-utf8-after-mismatch.yaml",
+    "error loading config file: yaml: unmarshal errors:\n  line 6: cannot unmarshal !!int `-1` into uint32",
+  );
+});
+
 t.test("the key pass runs before the typed pass", async (t) => {
   // `requests_per_unit: -1` would fail the typed pass; the unknown key is found first.
   expectError(t, "unknown-key-before-typed-pass.yaml", "config error, unknown key 'burst'");
