@@ -66,7 +66,7 @@ export async function runClient(options: ClientOptions, print: (text: string) =>
     } catch (error) {
       const status = error as grpc.ServiceError;
       print(
-        `request error: rpc error: code = ${grpc.status[status.code] ?? status.code} desc = ${status.details ?? status.message}`,
+        `request error: rpc error: code = ${goCodeName(status.code)} desc = ${status.details ?? status.message}`,
       );
       return 1;
     }
@@ -79,6 +79,31 @@ export async function runClient(options: ClientOptions, print: (text: string) =>
   } finally {
     client.close();
   }
+}
+
+/** grpc-go's `codes.Code` names, which its status errors print (`code = Unknown`). */
+const GO_CODE_NAMES = [
+  "OK",
+  "Canceled",
+  "Unknown",
+  "InvalidArgument",
+  "DeadlineExceeded",
+  "NotFound",
+  "AlreadyExists",
+  "PermissionDenied",
+  "ResourceExhausted",
+  "FailedPrecondition",
+  "Aborted",
+  "OutOfRange",
+  "Unimplemented",
+  "Internal",
+  "Unavailable",
+  "DataLoss",
+  "Unauthenticated",
+];
+
+function goCodeName(code: number): string {
+  return GO_CODE_NAMES[code] ?? `Code(${code})`;
 }
 
 function call(client: grpc.Client, request: RateLimitRequest, deadline: number): Promise<RateLimitResponse> {

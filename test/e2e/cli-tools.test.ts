@@ -61,7 +61,7 @@ t.test("ratelimit-client", async (t) => {
   t.equal(refused.code, 1);
   t.match(
     refused.stdout,
-    /^request error: rpc error: code = UNKNOWN desc = rate limit domain must not be empty$/m,
+    /^request error: rpc error: code = Unknown desc = rate limit domain must not be empty$/m,
   );
 
   const down = await runCommand("ratelimit-client", [
