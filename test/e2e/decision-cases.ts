@@ -139,6 +139,12 @@ export async function decisionCases(t: Test, env: Record<string, string>): Promi
   t.test("malformed requests never crash the daemon", async (t) => {
     const garbage = await grpcRaw(address, RLS, Buffer.from([0xff, 0xff, 0xff, 0x0f, 0x12, 0x99]));
     t.match(garbage, { code: 3, details: /^grpc: error unmarshalling request/ });
+    // domain "rl" + 0xff: proto3 strings are UTF-8 (grpc-go refuses this message too).
+    const notUtf8 = await grpcRaw(address, RLS, Buffer.from([0x0a, 0x03, 0x72, 0x6c, 0xff]));
+    t.match(notUtf8, {
+      code: 3,
+      details: "grpc: error unmarshalling request: The encoded data was not valid for encoding utf-8",
+    });
     const huge = await grpcRaw(address, RLS, Buffer.alloc(5 * 1024 * 1024, 0x0a));
     t.match(huge, { code: 8, details: /larger than max/ });
     const many = create(RateLimitRequestSchema, {

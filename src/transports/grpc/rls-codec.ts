@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Decision, DecisionDescriptor, DecisionRequest } from "../../engine/decision-request.js";
 import {
@@ -57,6 +58,9 @@ class Reader {
   string(): string {
     const end = this.length();
     const text = this.buf.toString("utf8", this.pos, end);
+    // Buffer decoding turns invalid UTF-8 into U+FFFD; proto3 strings must be UTF-8 and protobuf-es
+    // (like grpc-go) refuses such a message.
+    if (text.includes("\uFFFD") && !isUtf8(this.buf.subarray(this.pos, end))) throw UNUSUAL;
     this.pos = end;
     return text;
   }
