@@ -80,6 +80,7 @@ t.test(
         framed(1, message),
         "grpc: compressed flag set without grpc-encoding",
       ],
+      ["flag byte neither 0 nor 1", framed(2, message), "grpc: received unexpected payload format 2"],
       [
         "declared length beyond the body",
         framed(0, message, message.length + 10),

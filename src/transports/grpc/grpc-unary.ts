@@ -115,7 +115,10 @@ export function serveUnary(
 /** Why a request body is not exactly one uncompressed length-prefixed message, or undefined. */
 function framingProblem(frame: Buffer): string | undefined {
   if (frame.length < 5) return "grpc: request has no complete message";
-  if ((frame[0]! & 1) !== 0) return "grpc: compressed flag set without grpc-encoding";
+  const flag = frame[0]!;
+  if (flag === 1) return "grpc: compressed flag set without grpc-encoding";
+  // The flag byte is 0 or 1 (gRPC over HTTP/2, Length-Prefixed-Message); grpc-go refuses anything else.
+  if (flag !== 0) return `grpc: received unexpected payload format ${flag}`;
   const length = frame.readUInt32BE(1);
   if (frame.length < 5 + length) return "grpc: request message is truncated";
   if (frame.length > 5 + length) return "grpc: more than one request message for a unary method";
