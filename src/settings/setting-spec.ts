@@ -54,6 +54,12 @@ export const str = (env: string, def: string, description: string, extra?: Extra
 export const bool = (env: string, def: boolean, description: string) =>
   spec(env, def ? "true" : "", false, parseGoBool, description);
 
+function rangeReason(min: number, max: number): string {
+  if (max === Infinity) return `must be at least ${min}`;
+  if (min === -Infinity) return `must be at most ${max}`;
+  return `must be between ${min} and ${max}`;
+}
+
 /** A Go `int` setting, optionally bounded. */
 export function int(env: string, def: number, description: string, min = -Infinity, max = Infinity) {
   return spec(
@@ -63,7 +69,7 @@ export function int(env: string, def: number, description: string, min = -Infini
     (text) => {
       const parsed = parseGoInt(text);
       if (parsed.ok && (parsed.value < min || parsed.value > max)) {
-        return { ok: false, reason: `must be between ${min} and ${max}` };
+        return { ok: false, reason: rangeReason(min, max) };
       }
       return parsed;
     },
@@ -80,7 +86,7 @@ export function float(env: string, def: number, description: string, min = -Infi
     (text) => {
       const parsed = parseGoFloat(text);
       if (parsed.ok && !(parsed.value >= min && parsed.value <= max)) {
-        return { ok: false, reason: `must be between ${min} and ${max}` };
+        return { ok: false, reason: rangeReason(min, max) };
       }
       return parsed;
     },

@@ -47,6 +47,10 @@ t.test("parse errors name the variable and the value", (t) => {
     [{ PORT: "abc" }, 'invalid setting PORT="abc": not an integer'],
     [{ PORT: "" }, 'invalid setting PORT="": not an integer'],
     [{ PORT: "70000" }, 'invalid setting PORT="70000": must be between 0 and 65535'],
+    [
+      { LOCAL_CACHE_SIZE_IN_BYTES: "-1" },
+      'invalid setting LOCAL_CACHE_SIZE_IN_BYTES="-1": must be at least 0',
+    ],
     [{ USE_STATSD: "yes" }, 'invalid setting USE_STATSD="yes": not a boolean (use true or false)'],
     [{ USE_STATSD: "" }, 'invalid setting USE_STATSD="": not a boolean (use true or false)'],
     [{ NEAR_LIMIT_RATIO: "high" }, 'invalid setting NEAR_LIMIT_RATIO="high": not a number'],
