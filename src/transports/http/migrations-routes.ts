@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AccessGuard } from "../../auth/authenticator.js";
+import type { AccessDecision, AccessGuard } from "../../auth/authenticator.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../../errors.js";
 import { parseLogQuery } from "../../migrations/log-query.js";
 import type { Operation } from "../../migrations/migration.js";
@@ -84,7 +84,13 @@ export function migrationsRoutes(options: MigrationsRoutesOptions): HttpRoute {
         if (req.method !== "GET") return methodNotAllowed(res, "GET");
         return sendJson(res, 200, options.openApi);
       }
-      const decision = await options.guard(credentialsOf(req));
+      let decision: AccessDecision;
+      try {
+        decision = await options.guard(credentialsOf(req));
+      } catch (error) {
+        // Checking credentials reads the database: its failure is this API's 500, with its error body.
+        return sendMigrationsError(res, error, options.logger, `${req.method} ${path}`);
+      }
       if (!decision.allowed) {
         const [code, message] =
           ACCESS_ERRORS[decision.status === 401 && decision.refused ? "refused" : decision.status];

@@ -48,11 +48,12 @@ export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
         if (req.method !== "GET") return methodNotAllowed(res, "GET");
         return sendJson(res, 200, options.openApi);
       }
-      if (options.guard) {
-        const decision = await options.guard(credentialsOf(req));
-        if (!decision.allowed) return accessDenied(res, decision, { error: ACCESS_TEXT[decision.status] });
-      }
       try {
+        // Inside the try: checking credentials reads the database, and its failure is this API's 500.
+        if (options.guard) {
+          const decision = await options.guard(credentialsOf(req));
+          if (!decision.allowed) return accessDenied(res, decision, { error: ACCESS_TEXT[decision.status] });
+        }
         if (path === collection) {
           if (req.method === "GET") return await list(req, res, service);
           if (req.method === "PUT")
