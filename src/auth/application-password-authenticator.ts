@@ -1,4 +1,4 @@
-import { emailKeyOf } from "../users/email-address.js";
+import { emailKeyOf, isValidEmailAddress } from "../users/email-address.js";
 import type { UserStore } from "../users/user-store.js";
 import type { Authentication, Authenticator, Credentials } from "./authenticator.js";
 import type { FailedAttemptLimiter } from "./failed-attempt-limiter.js";
@@ -46,7 +46,10 @@ export class ApplicationPasswordAuthenticator implements Authenticator {
 
   async #verify(email: string, password: string, address: string) {
     const { users, auth } = this.#options;
-    const found = await users.findByEmailKey(emailKeyOf(email.trim()));
+    // No user has an invalid address; and one with a NUL would make PostgreSQL fail the query (a 500).
+    const trimmed = email.trim();
+    if (!isValidEmailAddress(trimmed)) return undefined;
+    const found = await users.findByEmailKey(emailKeyOf(trimmed));
     if (found === undefined) return undefined;
     const applicationPassword = await auth.findApplicationPassword(found.user.id, password);
     if (applicationPassword === undefined) return undefined;

@@ -21,6 +21,8 @@ export function authenticationCases(t: Test, { port, db, api, error }: Migration
       basic(ADMIN.email, "wrong password"),
       basic("nobody@example.com", ADMIN.password),
       basic(ADMIN.email, ""),
+      // No user can have this address (PostgreSQL cannot even store a NUL): a refusal, not a 500.
+      basic("ad\u0000min@example.com", ADMIN.password),
     ]) {
       const refused = await migrationsClient(port, authorization).get("/migrations");
       t.equal(refused.status, 401);
