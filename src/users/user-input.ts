@@ -18,11 +18,12 @@ export interface UpdateUserInput {
 /** A validated attribute set, or the reason it is a bad request (for the debug log, never the client). */
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** Trimmed name of 1–255 characters. */
+/** Trimmed name of 1–255 characters, without NUL (PostgreSQL cannot store it). */
 export function checkName(name: string): Checked<string> {
-  const trimmed = name.trim();
+  const trimmed = wellFormed(name).trim();
   const length = [...trimmed].length;
   if (length === 0) return { ok: false, reason: "name is empty" };
+  if (trimmed.includes("\u0000")) return { ok: false, reason: "name contains a NUL character" };
   if (length > MAX_NAME_LENGTH)
     return { ok: false, reason: `name is longer than ${MAX_NAME_LENGTH} characters` };
   return { ok: true, value: trimmed };
@@ -30,7 +31,7 @@ export function checkName(name: string): Checked<string> {
 
 /** Trimmed valid e-mail address, with its normalised key. */
 export function checkEmail(email: string): Checked<{ email: string; emailKey: string }> {
-  const trimmed = email.trim();
+  const trimmed = wellFormed(email).trim();
   if (!isValidEmailAddress(trimmed)) return { ok: false, reason: "email is not a valid address" };
   return { ok: true, value: { email: trimmed, emailKey: emailKeyOf(trimmed) } };
 }
@@ -52,4 +53,12 @@ export function userIdOf(value: string | number | bigint): number | undefined {
   }
   const id = Number(value);
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}
+
+/**
+ * Lone UTF-16 surrogates (JSON allows `"\ud800"`) become U+FFFD, as Go's JSON decoder makes them: stored
+ * as they are, SQLite would return three replacement characters where PostgreSQL returns one.
+ */
+function wellFormed(text: string): string {
+  return text.replace(/\p{Cs}/gu, "\ufffd");
 }

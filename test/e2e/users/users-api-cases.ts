@@ -109,6 +109,8 @@ export function usersApiCases(t: Test, target: UsersTarget): void {
       { ...good, name: "n".repeat(256) },
       { ...good, password: "" },
       { ...good, password: "p".repeat(1025) },
+      // PostgreSQL cannot store a NUL: refused on every store alike rather than a 500 on one.
+      { ...good, name: "Dee\u0000" },
       ...[
         "aaa@.com",
         "a@b",
@@ -191,6 +193,7 @@ export function usersApiCases(t: Test, target: UsersTarget): void {
       { password: "" },
       { email: "a@b" },
       { name: "" },
+      { name: "Rob\u0000" },
       [],
       "x",
     ]) {
@@ -335,6 +338,18 @@ export function usersApiCases(t: Test, target: UsersTarget): void {
         email: "after@example.com",
       },
     );
+  });
+
+  t.test("lone surrogates (JSON allows \\ud800) become U+FFFD, the same on every store", async (t) => {
+    const created = await remember(
+      api("PUT", "/users", { name: "Sur\ud800rogate", email: "lo\udc00ne@example.com", password: "pw" }),
+    );
+    const stored = { id: 8, name: "Sur\ufffdrogate", email: "lo\ufffdne@example.com" };
+    expectReply(t, created, 200, stored);
+    expectReply(t, await api("GET", "/users/8"), 200, stored);
+    const renamed = await api("PATCH", "/users/8", { name: "\ud83d\ude00 \ud83d" });
+    expectReply(t, renamed, 200, { ...stored, name: "\u{1f600} \ufffd" });
+    expectReply(t, await api("GET", "/users/8"), 200, { ...stored, name: "\u{1f600} \ufffd" });
   });
 
   t.test("the stored hash is not the password, and verifies", async (t) => {
