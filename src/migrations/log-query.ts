@@ -34,6 +34,10 @@ export function parseLogQuery(get: (name: string) => string | undefined): Parsed
     return { ok: false, message: `Invalid parameter order-by: must be one of ${ORDER_BY.join(", ")}.` };
   }
   const search = get("search");
+  // PostgreSQL refuses a NUL in a query parameter (and no message there can hold one).
+  if (search?.includes("\u0000")) {
+    return { ok: false, message: "Invalid parameter search: must not contain NUL characters." };
+  }
   return {
     ok: true,
     query: {

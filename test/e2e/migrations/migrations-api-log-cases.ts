@@ -83,6 +83,7 @@ export function logCases(
       ["?offset=-1", "Invalid parameter offset: must be an integer greater than or equal to 0."],
       ["?order=sideways", "Invalid parameter order: must be ASC or DESC."],
       ["?order-by=message", "Invalid parameter order-by: must be one of id, type, created_at."],
+      ["?search=%00", "Invalid parameter search: must not contain NUL characters."],
     ];
     for (const [query, message] of bad)
       expectError(t, await api.get(`/executions/${threeItems}/logs${query}`), 400, message);
