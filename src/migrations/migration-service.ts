@@ -136,11 +136,15 @@ export class MigrationService {
     return this.#options.store.executionsOf(id);
   }
 
-  /** An execution's logs; `executionId` undefined when the request named no valid id. */
-  async logs(executionId: number | undefined, query: LogQuery): Promise<LogRecord[]> {
+  /**
+   * An execution's logs. `executionId` as the request named it: text (a path segment) that is not a
+   * positive integer names no execution, and the 404 message repeats it.
+   */
+  async logs(executionId: number | string, query: LogQuery): Promise<LogRecord[]> {
     const { store } = this.#options;
-    const execution = executionId === undefined ? undefined : await store.execution(store.db, executionId);
-    if (execution === undefined) throw new NotFoundError(`Execution with ID ${executionId ?? ""} not found.`);
+    const id = typeof executionId === "number" ? executionId : executionIdOf(executionId);
+    const execution = id === undefined ? undefined : await store.execution(store.db, id);
+    if (execution === undefined) throw new NotFoundError(`Execution with ID ${executionId} not found.`);
     return store.logs(execution.id, query);
   }
 
@@ -196,6 +200,12 @@ export class MigrationService {
       throw error;
     }
   }
+}
+
+/** The execution id a text names: a positive safe integer, else undefined. */
+function executionIdOf(text: string): number | undefined {
+  const id = /^[1-9]\d{0,15}$/.test(text) ? Number(text) : Number.NaN;
+  return Number.isSafeInteger(id) ? id : undefined;
 }
 
 /** A parameter that must be an integer ≥ 1: a JSON number or a numeric string; undefined when absent. */

@@ -82,11 +82,7 @@ export function migrationServiceRoutes(service: MigrationService, guard: AccessG
         };
         const parsed = parseLogQuery((name) => params[name]);
         if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
-        const id =
-          request.executionId > 0n && request.executionId <= BigInt(Number.MAX_SAFE_INTEGER)
-            ? Number(request.executionId)
-            : undefined;
-        const logs = await service.logs(id, parsed.query);
+        const logs = await service.logs(request.executionId.toString(), parsed.query);
         return create(ListLogsResponseSchema, {
           logs: logs.map((l) => {
             const json = logJson(l);

@@ -51,8 +51,7 @@ export function migrationsRoutes(options: MigrationsRoutesOptions): HttpRoute {
   const logs: Handler = async (_req, url, match) => {
     const parsed = parseLogQuery((name) => url.searchParams.get(name) ?? undefined);
     if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
-    const id = /^[1-9]\d{0,15}$/.test(match[1] ?? "") ? Number(match[1]) : undefined;
-    return (await service.logs(id, parsed.query)).map(logJson);
+    return (await service.logs(decodedSegment(match[1] ?? ""), parsed.query)).map(logJson);
   };
   const routes: Route[] = [
     {
@@ -128,14 +127,19 @@ const ACCESS_ERRORS = {
 
 /** The migration id of a path segment; one that no migration could have is a 404. */
 function migrationIdOf(segment: string): string {
-  let id = segment;
-  try {
-    id = decodeURIComponent(segment);
-  } catch {
-    // Malformed percent-encoding: keep the raw segment for the message.
-  }
+  const id = decodedSegment(segment);
   if (!MIGRATION_ID.test(id)) throw new NotFoundError(`Migration with ID ${id} not found.`);
   return id;
+}
+
+/** A path segment without its percent-encoding (as it is, when that encoding is malformed). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    // Malformed percent-encoding: keep the raw segment for the message.
+    return segment;
+  }
 }
 
 /** Run/rollback parameters: the JSON (or form) body wins over the query string. */

@@ -88,6 +88,8 @@ export function logCases(
     for (const [query, message] of bad)
       expectError(t, await api.get(`/executions/${threeItems}/logs${query}`), 400, message);
     expectError(t, await api.get("/executions/99999/logs"), 404, "Execution with ID 99999 not found.");
-    expectError(t, await api.get("/migrations/executions/abc/logs"), 404, "Execution with ID  not found.");
+    expectError(t, await api.get("/migrations/executions/abc/logs"), 404, "Execution with ID abc not found.");
+    expectError(t, await api.get("/executions/0/logs"), 404, "Execution with ID 0 not found.");
+    expectError(t, await api.get("/executions/a%20b/logs"), 404, "Execution with ID a b not found.");
   });
 }
