@@ -4,6 +4,7 @@
  *   ratelimit-client -dial_string localhost:8081 -domain rl -descriptors generic_key=default
  * Exit code 0 when the service answered (OK or OVER_LIMIT), 1 on a connection or request error, 2 on bad flags.
  */
+import { clientFlagEcho } from "../src/cli/client-flag-echo.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
 import { parseDescriptorFlag, runClient } from "../src/cli/rate-limit-client.js";
 
@@ -48,17 +49,7 @@ if (!Number.isInteger(hitsAddend) || hitsAddend < 0 || hitsAddend > 4294967295 |
   process.stderr.write("-hits_addend must be an integer in [0, 4294967295] and -timeout a positive number\n");
   process.exit(2);
 }
-if (!v.json) {
-  const shown = (name: string): string => {
-    if (name === "descriptors") {
-      const entries = descriptors.flat().map(([key, value]) => `<key=${key}, value=${value}> `);
-      return `[ ${entries.join(" ")}] `;
-    }
-    return String(v[name]);
-  };
-  for (const name of specs.map((s) => s.name).sort())
-    console.log(`Flag: --${name}=${JSON.stringify(shown(name))}`);
-}
+if (!v.json) for (const line of clientFlagEcho(v)) console.log(line);
 const code = await runClient(
   {
     dialString: v.dial_string as string,

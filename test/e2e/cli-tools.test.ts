@@ -22,10 +22,14 @@ t.test("ratelimit-client", async (t) => {
   ]);
   t.equal(text.code, 0);
   const lines = text.stdout.trimEnd().split("\n");
-  t.strictSame(lines.slice(0, 3), [
+  t.strictSame(lines.slice(0, -1), [
     'Flag: --descriptors="[ <key=k, value=v> ] "',
     `Flag: --dial_string="${dial}"`,
     'Flag: --domain="cli"',
+    'Flag: --grpc-cert-file=""',
+    'Flag: --grpc-key-file=""',
+    'Flag: --grpc-server-ca-file=""',
+    'Flag: --grpc-use-tls="false"',
   ]);
   t.match(
     lines.at(-1),
@@ -74,6 +78,40 @@ t.test("ratelimit-client", async (t) => {
   ]);
   t.equal(down.code, 1);
   t.match(down.stdout, /^error connecting: /m);
+});
+
+t.test("ratelimit-client echoes its flags as the reference's Go %q does", async (t) => {
+  const echo = async (...args: string[]) => {
+    const run = await runCommand("ratelimit-client", [
+      "-dial_string",
+      "127.0.0.1:1",
+      "-timeout",
+      "50",
+      ...args,
+    ]);
+    t.equal(run.code, 1, "nothing listens");
+    return run.stdout.split("\n").filter((line) => line.startsWith("Flag: "));
+  };
+  const several = await echo(
+    "-descriptors",
+    "a=b,c=d",
+    "-descriptors",
+    "x=y",
+    "-domain",
+    'q"\\\t\u0001\u007fé\u00a0',
+    "-grpc-use-tls",
+  );
+  t.strictSame(several, [
+    'Flag: --descriptors="[ <key=a, value=b>  <key=c, value=d> ] [ <key=x, value=y> ] "',
+    'Flag: --dial_string="127.0.0.1:1"',
+    'Flag: --domain="q\\"\\\\\\t\\x01\\x7fé\\u00a0"',
+    'Flag: --grpc-cert-file=""',
+    'Flag: --grpc-key-file=""',
+    'Flag: --grpc-server-ca-file=""',
+    'Flag: --grpc-use-tls="true"',
+  ]);
+  const none = await echo();
+  t.equal(none[0], 'Flag: --descriptors=""', "no descriptors: an empty value");
 });
 
 t.test("ratelimit-client flag errors exit 2, -h exits 0", async (t) => {
