@@ -1,8 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { context, DiagLogLevel, diag, propagation, trace } from "@opentelemetry/api";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter as OtlpGrpcExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
-import { OTLPTraceExporter as OtlpHttpExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { B3InjectEncoding, B3Propagator } from "@opentelemetry/propagator-b3";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -12,6 +9,12 @@ import {
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-node";
 import type { Logger } from "./logger.js";
+import {
+  createOtlpExporter,
+  type OtlpProtocol,
+  routeDiagnostics,
+  shutdownTracerProvider,
+} from "./otlp-export.js";
 import { StoreContextManager } from "./store-context-manager.js";
 import { subscribeSpans } from "./trace-subscribers.js";
 
@@ -21,18 +24,13 @@ export interface TracingOptions {
   readonly serviceNamespace: string;
   /** Empty: a random UUID v4, as the reference. */
   readonly serviceInstanceId: string;
-  /** OTLP over HTTP (JSON) or gRPC; `""` means HTTP. */
-  readonly protocol: "http" | "grpc" | "";
+  readonly protocol: OtlpProtocol;
   /** Root sampling ratio in [0, 1]; a sampled or unsampled parent decides for its children. */
   readonly samplingRate: number;
   /** REDIS_PERSECOND, for the backend span's `perSecondPipeline length`. */
   readonly redisPerSecond: boolean;
   readonly logger: Logger;
 }
-
-/** Tracer flush allowed at shutdown (the reference's 5 s). */
-const SHUTDOWN_TIMEOUT_MS = 5000;
-const DIAG_LOG_INTERVAL_MS = 60_000;
 
 /** A running tracer: spans batched to the OTLP exporter until {@link stop}. */
 export interface Tracing {
@@ -47,9 +45,9 @@ export interface Tracing {
  * Loaded only when TRACING_ENABLED (the SDK takes a quarter of a second to import).
  */
 export function startTracing(options: TracingOptions): Tracing {
-  routeDiagnostics(options.logger);
+  routeDiagnostics((message) => options.logger.warn(message));
   const instanceId = options.serviceInstanceId === "" ? randomUUID() : options.serviceInstanceId;
-  const exporter = options.protocol === "grpc" ? new OtlpGrpcExporter() : new OtlpHttpExporter();
+  const exporter = createOtlpExporter(options.protocol);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       "service.name": options.serviceName,
@@ -79,31 +77,7 @@ export function startTracing(options: TracingOptions): Tracing {
   return {
     async stop() {
       unsubscribe();
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS);
-      });
-      // A collector that cannot be reached at shutdown loses those spans; stopping must not fail for it.
-      await Promise.race([provider.shutdown().catch(() => {}), timeout]);
-      clearTimeout(timer);
-      trace.disable();
-      propagation.disable();
-      context.disable();
-      diag.disable();
+      await shutdownTracerProvider(provider);
     },
   };
-}
-
-/** OpenTelemetry's own errors (an unreachable collector, …) as warnings, at most one a minute. */
-function routeDiagnostics(logger: Logger): void {
-  let lastMs = -Infinity;
-  const warn = (message: string, ...args: unknown[]) => {
-    const now = Date.now();
-    if (now - lastMs < DIAG_LOG_INTERVAL_MS) return;
-    lastMs = now;
-    const details = args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
-    logger.warn(`tracing: ${message}${details === "" ? "" : ` ${details}`} (repeats suppressed for 60s)`);
-  };
-  const ignore = () => {};
-  diag.setLogger({ error: warn, warn, info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
 }
