@@ -9,8 +9,8 @@ import t from "tap";
 import { RateLimitService } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { envoyRlsClient } from "../helpers/envoy-rls-client.js";
+import { startOtlpGrpcCollector } from "../helpers/otlp-grpc-collector.js";
 import { type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.js";
-import { pollUntil } from "../helpers/redis-process.js";
 
 const RULES =
   "domain: smp\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 10 }\n";
@@ -92,45 +92,21 @@ t.test("Connect calls are traced like gRPC calls", async (t) => {
 });
 
 t.test("TRACING_EXPORTER_PROTOCOL=grpc exports over OTLP/gRPC", async (t) => {
-  const bodies: Buffer[] = [];
-  const collector = new grpc.Server();
-  collector.register(
-    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-    (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
-      bodies.push(call.request);
-      callback(null, Buffer.alloc(0));
-    },
-    (message: Buffer) => message,
-    (bytes: Buffer) => bytes,
-    "unary",
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    collector.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  t.teardown(() => collector.forceShutdown());
+  const collector = await startOtlpGrpcCollector();
+  t.teardown(() => collector.close());
   const daemon = await startDaemon({
     RUNTIME_ROOT: dir,
     TRACING_ENABLED: "true",
     TRACING_EXPORTER_PROTOCOL: "grpc",
     TRACING_SERVICE_NAME: "rl-grpc-export",
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: "50",
   });
   t.teardown(() => daemon.stop());
   const rls = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
   t.teardown(() => rls.close());
   await rls.shouldRateLimit(request);
-  // The protobuf body holds the names as plain UTF-8 strings.
-  const exported = await pollUntil(
-    "an OTLP/gRPC export with the decision span",
-    async () => {
-      const all = Buffer.concat(bodies);
-      return all.includes("ShouldRateLimit Execution") ? all : undefined;
-    },
-    { timeoutMs: 10_000 },
-  );
+  const exported = await collector.waitForText("ShouldRateLimit Execution");
   t.ok(exported.includes("rl-grpc-export"), "the resource's service.name");
   t.ok(exported.includes("envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"), "the server span");
 });
