@@ -6,7 +6,12 @@
  */
 import { clientFlagEcho } from "../src/cli/client-flag-echo.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
-import { parseDescriptorFlag, runClient } from "../src/cli/rate-limit-client.js";
+import {
+  isOltpProtocol,
+  type OltpProtocol,
+  parseDescriptorFlag,
+  runClient,
+} from "../src/cli/rate-limit-client.js";
 
 const specs: FlagSpec[] = [
   {
@@ -21,6 +26,13 @@ const specs: FlagSpec[] = [
       "descriptor list to query in <key>=<value>,<key>=<value>,... form (repeat for several descriptors)",
     repeated: true,
     validate: (value) => (parseDescriptorFlag(value) ? undefined : "invalid descriptor list"),
+  },
+  {
+    name: "oltp-protocol",
+    usage:
+      "OTLP protocol for exporting the request's trace span: http, grpc, or empty to disable tracing (endpoint, headers… from the OTEL_EXPORTER_OTLP_* variables)",
+    validate: (value) =>
+      isOltpProtocol(value) ? undefined : 'invalid otlptrace client protocol, want http, grpc or ""',
   },
   { name: "grpc-use-tls", usage: "use TLS to connect to the server", boolean: true },
   { name: "grpc-server-ca-file", usage: "CA file verifying the server certificate" },
@@ -62,7 +74,9 @@ const code = await runClient(
     keyFile: v["grpc-key-file"] as string,
     timeoutMs,
     json: v.json as boolean,
+    oltpProtocol: v["oltp-protocol"] as OltpProtocol,
   },
   (text) => console.log(text),
 );
-process.exitCode = code;
+// An OTLP export still waiting on a collector after the bounded flush must not keep the process alive.
+process.exit(code);

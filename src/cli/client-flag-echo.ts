@@ -14,6 +14,7 @@ const ECHOED_FLAGS = [
   "grpc-key-file",
   "grpc-server-ca-file",
   "grpc-use-tls",
+  "oltp-protocol",
 ];
 
 /** The reference client's first output lines: `Flag: --<name>=<value as Go's %q>`, one per flag. */

@@ -7,7 +7,11 @@ import {
   type RateLimitResponse,
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
+import type { ClientCallSpan, ClientTracing } from "../observability/client-tracing.js";
 import { responseText } from "./response-text.js";
+
+/** `-oltp-protocol`: OTLP over HTTP or gRPC for the call's span; `""` disables tracing. */
+export type OltpProtocol = "" | "http" | "grpc";
 
 /** What the client sends and how. */
 export interface ClientOptions {
@@ -22,9 +26,16 @@ export interface ClientOptions {
   readonly keyFile: string;
   readonly timeoutMs: number;
   readonly json: boolean;
+  readonly oltpProtocol: OltpProtocol;
 }
 
 const METHOD = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+const UNAVAILABLE = 14;
+
+/** Whether a `-oltp-protocol` value is one the reference accepts. */
+export function isOltpProtocol(text: string): text is OltpProtocol {
+  return text === "" || text === "http" || text === "grpc";
+}
 
 /**
  * Parses one `-descriptors` value, `k=v,k2=v2`, into entries; undefined when a pair does not split into
@@ -40,9 +51,31 @@ export function parseDescriptorFlag(text: string): [string, string][] | undefine
   return entries;
 }
 
-/** Sends one ShouldRateLimit call over gRPC and prints the answer. Returns the exit code. */
+/**
+ * Sends one ShouldRateLimit call over gRPC and prints the answer. Returns the exit code. With
+ * `-oltp-protocol`, the call runs in a client span whose trace context goes along as metadata, and the span
+ * is exported before this returns.
+ */
 export async function runClient(options: ClientOptions, print: (text: string) => void): Promise<number> {
+  if (options.oltpProtocol === "") return callOnce(options, print, undefined);
+  const { startClientTracing } = await import("../observability/client-tracing.js");
+  const tracing = startClientTracing(options.oltpProtocol, (message) => process.stderr.write(`${message}\n`));
+  try {
+    return await callOnce(options, print, tracing);
+  } finally {
+    await tracing.stop();
+  }
+}
+
+async function callOnce(
+  options: ClientOptions,
+  print: (text: string) => void,
+  tracing: ClientTracing | undefined,
+): Promise<number> {
   const client = new grpc.Client(options.dialString, credentialsOf(options));
+  const span: ClientCallSpan | undefined = tracing?.startCall(METHOD, options.dialString);
+  const metadata = new grpc.Metadata();
+  for (const [key, value] of Object.entries(span?.headers ?? {})) metadata.set(key, value);
   try {
     const deadline = Date.now() + options.timeoutMs;
     try {
@@ -50,6 +83,8 @@ export async function runClient(options: ClientOptions, print: (text: string) =>
         client.waitForReady(deadline, (error) => (error ? reject(error) : resolve())),
       );
     } catch (error) {
+      // grpc-go fails such a call fast with UNAVAILABLE, which otelgrpc records on the span.
+      span?.end(UNAVAILABLE, (error as Error).message);
       print(`error connecting: ${(error as Error).message}`);
       return 1;
     }
@@ -62,14 +97,16 @@ export async function runClient(options: ClientOptions, print: (text: string) =>
     });
     let response: RateLimitResponse;
     try {
-      response = await call(client, request, deadline);
+      response = await call(client, request, metadata, deadline);
     } catch (error) {
       const status = error as grpc.ServiceError;
+      span?.end(status.code, status.details ?? status.message);
       print(
         `request error: rpc error: code = ${goCodeName(status.code)} desc = ${status.details ?? status.message}`,
       );
       return 1;
     }
+    span?.end(0, "");
     print(
       options.json
         ? toJsonString(RateLimitResponseSchema, response, { prettySpaces: 2 })
@@ -106,14 +143,19 @@ function goCodeName(code: number): string {
   return GO_CODE_NAMES[code] ?? `Code(${code})`;
 }
 
-function call(client: grpc.Client, request: RateLimitRequest, deadline: number): Promise<RateLimitResponse> {
+function call(
+  client: grpc.Client,
+  request: RateLimitRequest,
+  metadata: grpc.Metadata,
+  deadline: number,
+): Promise<RateLimitResponse> {
   return new Promise((resolve, reject) => {
     client.makeUnaryRequest(
       METHOD,
       (message: RateLimitRequest) => Buffer.from(toBinary(RateLimitRequestSchema, message)),
       (bytes: Buffer) => fromBinary(RateLimitResponseSchema, bytes),
       request,
-      new grpc.Metadata(),
+      metadata,
       { deadline },
       (error, response) => (error ? reject(error) : resolve(response!)),
     );

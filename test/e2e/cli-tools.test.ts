@@ -2,10 +2,13 @@
 import { join } from "node:path";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
+import { startOtlpGrpcCollector } from "../helpers/otlp-grpc-collector.js";
+import { type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { runCommand } from "../helpers/run-command.js";
 
 const RULES =
   "domain: cli\ndescriptors:\n  - key: k\n    value: v\n    rate_limit: { unit: day, requests_per_unit: 50 }\n";
+const SHOULD_RATE_LIMIT = "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
 t.test("ratelimit-client", async (t) => {
   const daemon = await startDaemon({ RUNTIME_ROOT: t.testdir({ config: { "r.yaml": RULES } }) });
@@ -30,6 +33,7 @@ t.test("ratelimit-client", async (t) => {
     'Flag: --grpc-key-file=""',
     'Flag: --grpc-server-ca-file=""',
     'Flag: --grpc-use-tls="false"',
+    'Flag: --oltp-protocol=""',
   ]);
   t.match(
     lines.at(-1),
@@ -109,9 +113,70 @@ t.test("ratelimit-client echoes its flags as the reference's Go %q does", async 
     'Flag: --grpc-key-file=""',
     'Flag: --grpc-server-ca-file=""',
     'Flag: --grpc-use-tls="true"',
+    'Flag: --oltp-protocol=""',
   ]);
   const none = await echo();
   t.equal(none[0], 'Flag: --descriptors=""', "no descriptors: an empty value");
+});
+
+t.test("ratelimit-client -oltp-protocol: the call's client span is the parent of the daemon's", async (t) => {
+  const receiver = await startOtlpReceiver();
+  t.teardown(() => receiver.close());
+  const daemon = await startDaemon({
+    RUNTIME_ROOT: t.testdir({ config: { "r.yaml": RULES } }),
+    TRACING_ENABLED: "true",
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: "50",
+  });
+  t.teardown(() => daemon.stop());
+  const dial = `127.0.0.1:${daemon.grpcPort}`;
+  const client = (domain: string, protocol: string, endpoint: string) =>
+    runCommand(
+      "ratelimit-client",
+      ["-dial_string", dial, "-domain", domain, "-descriptors", "k=v", "-oltp-protocol", protocol],
+      { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    );
+  const clientSpans = (span: ReceivedSpan) => span.kind === 3;
+
+  const ok = await client("cli", "http", receiver.endpoint);
+  t.equal(ok.code, 0);
+  t.match(ok.stdout, /^Flag: --oltp-protocol="http"\nresponse: overall_code:OK /m);
+  const [sent] = await receiver.waitForSpans(clientSpans, 1);
+  t.equal(sent!.name, SHOULD_RATE_LIMIT);
+  t.equal(sent!.parentSpanId, "", "a root span");
+  t.strictSame(sent!.attributes, {
+    "rpc.system": "grpc",
+    "rpc.service": "envoy.service.ratelimit.v3.RateLimitService",
+    "rpc.method": "ShouldRateLimit",
+    "server.address": "127.0.0.1",
+    "server.port": daemon.grpcPort,
+    "rpc.grpc.status_code": 0,
+  });
+  t.equal(sent!.statusCode, 0, "status unset");
+  t.strictSame(sent!.resource, { "service.name": "RateLimitClient" });
+  const [served] = await receiver.waitForSpans(
+    (span) => span.kind === 2 && span.traceId === sent!.traceId,
+    1,
+  );
+  t.equal(served!.name, SHOULD_RATE_LIMIT);
+  t.equal(served!.parentSpanId, sent!.spanId, "the daemon's server span is the client span's child");
+  t.equal(served!.resource["service.name"], "RateLimit");
+
+  const refused = await client("", "http", receiver.endpoint);
+  t.equal(refused.code, 1);
+  const [failed] = await receiver.waitForSpans(
+    (span) => clientSpans(span) && span.traceId !== sent!.traceId,
+    1,
+  );
+  t.equal(failed!.attributes["rpc.grpc.status_code"], 2, "UNKNOWN");
+  t.equal(failed!.statusCode, 2, "a client span reports every failure code as an error");
+
+  const collector = await startOtlpGrpcCollector();
+  t.teardown(() => collector.close());
+  const overGrpc = await client("cli", "grpc", collector.endpoint);
+  t.equal(overGrpc.code, 0);
+  const exported = await collector.waitForText(SHOULD_RATE_LIMIT);
+  t.ok(exported.includes("RateLimitClient"), "-oltp-protocol grpc exports over OTLP/gRPC");
 });
 
 t.test("ratelimit-client flag errors exit 2, -h exits 0", async (t) => {
@@ -120,6 +185,13 @@ t.test("ratelimit-client flag errors exit 2, -h exits 0", async (t) => {
   t.match(
     bad.stderr,
     /^invalid value "k=v=w" for flag -descriptors: invalid descriptor list\nUsage of ratelimit-client:/,
+  );
+  const protocol = await runCommand("ratelimit-client", ["-oltp-protocol", "udp"]);
+  t.equal(protocol.code, 2);
+  t.equal(protocol.stdout, "", "refused before anything is echoed or sent");
+  t.match(
+    protocol.stderr,
+    /^invalid value "udp" for flag -oltp-protocol: invalid otlptrace client protocol, want http, grpc or ""\nUsage of ratelimit-client:/,
   );
   const unknown = await runCommand("ratelimit-client", ["-nope"]);
   t.equal(unknown.code, 2);
