@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import { messageOf } from "../../errors.js";
+import { messageOf, RatelimitdError } from "../../errors.js";
 import { RateLimitService } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import {
   Health,
@@ -90,6 +90,10 @@ export function serverInterceptor(metrics: ServerMetrics, logger: Logger): Inter
         logger.error(
           `${request.method.parent.typeName}/${request.method.name} failed: ${stackOf(mapped.cause)}`,
         );
+        // The details are in the log; a client is not shown internals (as the REST routes' `server error`).
+        if (!(mapped.cause instanceof RatelimitdError)) {
+          throw new ConnectError("server error", Code.Internal, undefined, undefined, mapped.cause);
+        }
       }
       throw mapped;
     } finally {
