@@ -4,24 +4,20 @@
 import t from "tap";
 import { startDaemon } from "../../helpers/daemon-process.js";
 import { httpRequest } from "../../helpers/http-request.js";
-import { createPostgresSchema, POSTGRES_URL } from "../../helpers/postgres-schema.js";
-import { startSwitchableProxy } from "../../helpers/switchable-proxy.js";
+import { createPostgresSchemaBehindProxy } from "../../helpers/postgres-behind-proxy.js";
 import { migrationsClient, migrationsEnv } from "./migrations-harness.js";
 
 const RULES =
   "domain: web\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1000 }\n";
 
 t.test("postgres outage: authenticated requests get each API's JSON 500", async (t) => {
-  const schema = await createPostgresSchema(t);
-  if (schema === undefined) return;
-  const pg = new URL(POSTGRES_URL);
-  const proxy = await startSwitchableProxy(t, { host: pg.hostname, port: Number(pg.port || 5432) });
-  const url = new URL(schema.url);
-  url.host = `127.0.0.1:${proxy.port}`;
+  const database = await createPostgresSchemaBehindProxy(t);
+  if (database === undefined) return;
+  const { proxy, url } = database;
   const dir = t.testdir({ config: { "rules.yaml": RULES } });
   const daemon = await startDaemon({
     RUNTIME_ROOT: dir,
-    ...migrationsEnv(url.toString()),
+    ...migrationsEnv(url),
     USERS_REQUIRE_AUTH: "true",
   });
   t.teardown(() => daemon.stop());

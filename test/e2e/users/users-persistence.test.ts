@@ -3,8 +3,8 @@
 import { join } from "node:path";
 import t from "tap";
 import { startDaemon } from "../../helpers/daemon-process.js";
-import { createPostgresSchema, POSTGRES_URL } from "../../helpers/postgres-schema.js";
-import { startSwitchableProxy } from "../../helpers/switchable-proxy.js";
+import { createPostgresSchemaBehindProxy } from "../../helpers/postgres-behind-proxy.js";
+import { createPostgresSchema } from "../../helpers/postgres-schema.js";
 import { call } from "./users-api-cases.js";
 
 const RULES =
@@ -82,13 +82,10 @@ t.test("postgres: restart, and two daemons on one database", async (t) => {
 t.test(
   "postgres outage: users API answers 500 server error, decisions go on, then it recovers",
   async (t) => {
-    const schema = await createPostgresSchema(t);
-    if (schema === undefined) return;
-    const pg = new URL(POSTGRES_URL);
-    const proxy = await startSwitchableProxy(t, { host: pg.hostname, port: Number(pg.port || 5432) });
-    const url = new URL(schema.url);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const daemon = await startDaemon({ RUNTIME_ROOT: dir, DATABASE_URL: url.toString() });
+    const database = await createPostgresSchemaBehindProxy(t);
+    if (database === undefined) return;
+    const { proxy, url } = database;
+    const daemon = await startDaemon({ RUNTIME_ROOT: dir, DATABASE_URL: url });
     t.teardown(() => daemon.stop());
     t.equal((await create(daemon.httpPort, "Ann", "ann@example.com")).status, 200);
     proxy.cut();
@@ -116,13 +113,10 @@ t.test(
 t.test(
   "postgres down at start-up: the daemon starts, and the users API comes up with the database",
   async (t) => {
-    const schema = await createPostgresSchema(t);
-    if (schema === undefined) return;
-    const pg = new URL(POSTGRES_URL);
-    const proxy = await startSwitchableProxy(t, { host: pg.hostname, port: Number(pg.port || 5432) }, false);
-    const url = new URL(schema.url);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const daemon = await startDaemon({ RUNTIME_ROOT: dir, DATABASE_URL: url.toString() });
+    const database = await createPostgresSchemaBehindProxy(t, { up: false });
+    if (database === undefined) return;
+    const { proxy, url } = database;
+    const daemon = await startDaemon({ RUNTIME_ROOT: dir, DATABASE_URL: url });
     t.teardown(() => daemon.stop());
     t.equal((await decide(daemon.httpPort)).status, 200);
     const down = await call(daemon.httpPort, "GET", "/users");
