@@ -5,11 +5,10 @@ import type { Settings } from "../settings/load-settings.js";
 import type { CounterStore } from "./counter-store.js";
 import { memcachedEndpoints } from "./memcached/memcached-address.js";
 import { MemcachedStore } from "./memcached/memcached-store.js";
-import { memcachedTlsConnectionOptions } from "./memcached/memcached-tls.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import type { RedisPoolOptions } from "./redis/redis-deployment.js";
-import type { RedisTlsOptions } from "./redis/redis-endpoint.js";
 import { RedisStore } from "./redis/redis-store.js";
+import { type TlsFiles, tlsOptionsFromFiles } from "./tls-files.js";
 
 /** What stores may report into. */
 export interface StoreContext {
@@ -54,7 +53,7 @@ function memcachedStore(s: Settings, { stats, logger }: StoreContext): Memcached
         : { endpoints: memcachedEndpoints(s.memcacheHostPort) },
     connectionsPerNode: s.memcacheMaxIdleConns,
     tls: s.memcacheTls
-      ? memcachedTlsConnectionOptions({
+      ? tlsOptionsFromFiles({
           clientCertFile: s.memcacheTlsClientCert,
           clientKeyFile: s.memcacheTlsClientKey,
           caFile: s.memcacheTlsCacert,
@@ -79,7 +78,7 @@ function memcachedStore(s: Settings, { stats, logger }: StoreContext): Memcached
   });
 }
 
-function redisTls(settings: Settings): RedisTlsOptions {
+function redisTls(settings: Settings): TlsFiles {
   return {
     clientCertFile: settings.redisTlsClientCert,
     clientKeyFile: settings.redisTlsClientKey,

@@ -3,6 +3,7 @@ import type { Logger } from "./logger.js";
 import type { StatTags } from "./stat-metrics.js";
 import type { StatsBatch } from "./stats-registry.js";
 import type { StatsSink } from "./stats-sink.js";
+import { closeStatsdClient } from "./statsd-sink.js";
 
 /** A USE_DOG_STATSD_MOGRIFIERS entry: stats whose name matches `pattern` are renamed and tagged. */
 export interface DogStatsdMogrifier {
@@ -29,7 +30,6 @@ export interface DogStatsdSinkOptions {
 const MAX_DATAGRAM_BYTES = 1432;
 const BUFFER_FLUSH_MS = 100;
 const ERROR_LOG_INTERVAL_MS = 60_000;
-const CLOSE_TIMEOUT_MS = 1000;
 
 type RawSender = { send(message: string): void };
 
@@ -69,14 +69,7 @@ export class DogStatsdSink implements StatsSink {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
-      timer.unref();
-      this.#client.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return closeStatsdClient(this.#client);
   }
 
   #line(name: string, tags: StatTags | undefined, valueAndType: string): void {

@@ -64,14 +64,7 @@ export class StatsdSink implements StatsSink {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
-      timer.unref();
-      this.#client.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return closeStatsdClient(this.#client);
   }
 
   #connect(): StatsD {
@@ -104,4 +97,16 @@ export class StatsdSink implements StatsSink {
     this.#lastErrorLogMs = now;
     this.#options.logger.warn(`statsd sink: ${error.message} (repeats suppressed for 60s)`);
   }
+}
+
+/** Closes a hot-shots client, flushing what it buffered; waits at most a second (never blocks shutdown). */
+export function closeStatsdClient(client: StatsD): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+    timer.unref();
+    client.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

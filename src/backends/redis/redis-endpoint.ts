@@ -1,16 +1,6 @@
-import { readFileSync } from "node:fs";
-import { type ConnectionOptions, rootCertificates } from "node:tls";
 import { Cluster, type RedisOptions } from "ioredis";
+import { type TlsFiles, tlsOptionsFromFiles } from "../tls-files.js";
 import { parseRedisAuth, parseRedisTopology } from "./redis-address.js";
-
-/** TLS to Redis (REDIS_TLS_*): client certificate, extra CA, and optional hostname verification. */
-export interface RedisTlsOptions {
-  readonly clientCertFile: string;
-  readonly clientKeyFile: string;
-  /** Added to the system roots, not replacing them (as the reference). */
-  readonly caFile: string;
-  readonly skipHostnameVerification: boolean;
-}
 
 /** One Redis deployment: how to reach it and how patient to be. */
 export interface RedisEndpointOptions {
@@ -20,7 +10,7 @@ export interface RedisEndpointOptions {
   /** `password` or `user:password`. */
   readonly auth: string;
   readonly sentinelAuth: string;
-  readonly tls: RedisTlsOptions | undefined;
+  readonly tls: TlsFiles | undefined;
   /** Bound on connecting and on every round trip. */
   readonly timeoutMs: number;
 }
@@ -46,19 +36,7 @@ function nodeOptions(options: RedisEndpointOptions, retry: RedisOptions["retrySt
     connectTimeout: options.timeoutMs,
     commandTimeout: options.timeoutMs,
     retryStrategy: retry,
-    ...(options.tls ? { tls: tlsConnectionOptions(options.tls) } : {}),
-  };
-}
-
-/** Node TLS options from REDIS_TLS_*: the CA added to the system roots, optional client certificate. */
-export function tlsConnectionOptions(tls: RedisTlsOptions): ConnectionOptions {
-  const read = (file: string) => (file === "" ? undefined : readFileSync(file));
-  const ca = read(tls.caFile);
-  return {
-    ...(ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {}),
-    ...(tls.clientCertFile ? { cert: read(tls.clientCertFile) } : {}),
-    ...(tls.clientKeyFile ? { key: read(tls.clientKeyFile) } : {}),
-    ...(tls.skipHostnameVerification ? { checkServerIdentity: () => undefined } : {}),
+    ...(options.tls ? { tls: tlsOptionsFromFiles(options.tls) } : {}),
   };
 }
 

@@ -1,10 +1,10 @@
 import { isIP } from "node:net";
 import { BackendError } from "../../errors.js";
 import type { CounterIncrement } from "../counter-store.js";
+import { tlsOptionsFromFiles } from "../tls-files.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
-import { tlsConnectionOptions } from "./redis-endpoint.js";
 import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 import { encodeIncrements, encodeReads } from "./resp-commands.js";
 import { type CounterCallback, RespConnection, type RespConnectionOptions } from "./resp-connection.js";
@@ -176,7 +176,7 @@ function connectionOptionsFor(
   const { endpoint } = options;
   const auth = parseRedisAuth(endpoint.auth);
   const topology = parseRedisTopology(endpoint.type, endpoint.socketType, endpoint.url);
-  const tls = endpoint.tls ? tlsConnectionOptions(endpoint.tls) : undefined;
+  const tls = endpoint.tls ? tlsOptionsFromFiles(endpoint.tls) : undefined;
   const base = { tls, timeoutMs: endpoint.timeoutMs, username: auth.username, password: auth.password };
   switch (topology.type) {
     case "single": {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { type ConnectionOptions, rootCertificates } from "node:tls";
 
-/** MEMCACHE_TLS_*: client certificate, extra CA, and optional hostname verification. */
-export interface MemcachedTlsOptions {
+/** TLS to a backend from files (REDIS_TLS_*, MEMCACHE_TLS_*); empty strings are unset. */
+export interface TlsFiles {
   readonly clientCertFile: string;
   readonly clientKeyFile: string;
   /** Added to the system roots, not replacing them (as the reference's Redis and memcache TLS). */
@@ -14,14 +14,14 @@ export interface MemcachedTlsOptions {
  * Node TLS options from the files, read once here so that a missing file stops start-up with its path
  * rather than failing every connection later.
  */
-export function memcachedTlsConnectionOptions(tls: MemcachedTlsOptions): ConnectionOptions {
+export function tlsOptionsFromFiles(files: TlsFiles): ConnectionOptions {
   const read = (file: string) => (file === "" ? undefined : readFileSync(file));
-  const ca = read(tls.caFile);
+  const ca = read(files.caFile);
   return {
     ...(ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {}),
-    ...(tls.clientCertFile ? { cert: read(tls.clientCertFile) } : {}),
-    ...(tls.clientKeyFile ? { key: read(tls.clientKeyFile) } : {}),
+    ...(files.clientCertFile ? { cert: read(files.clientCertFile) } : {}),
+    ...(files.clientKeyFile ? { key: read(files.clientKeyFile) } : {}),
     // Chain still verified; only the name check is skipped.
-    ...(tls.skipHostnameVerification ? { checkServerIdentity: () => undefined } : {}),
+    ...(files.skipHostnameVerification ? { checkServerIdentity: () => undefined } : {}),
   };
 }
