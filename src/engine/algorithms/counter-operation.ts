@@ -1,0 +1,62 @@
+/**
+ * What the engine asks a counter store to do for one limit, and how many numbers the store answers with.
+ * A store answers a list of operations with one flat list of numbers: each operation's values in order,
+ * {@link resultCountOf} of them per operation.
+ */
+
+/**
+ * `fixed_window`: `INCRBY key hits` + `EXPIRE key ttlSeconds` → `[countAfter]`.
+ * Read (no write) → `[count]`.
+ */
+export interface FixedOperation {
+  readonly kind: "fixed";
+  readonly key: string;
+  readonly hits: number;
+  /** The window plus the expiration jitter. */
+  readonly ttlSeconds: number;
+  /** The limit's unit is SECOND: routed to the per-second Redis when `REDIS_PERSECOND` is on. */
+  readonly perSecond: boolean;
+}
+
+/**
+ * `sliding_window`: `INCRBY key hits` + `EXPIRE key ttlSeconds` + `GET previousKey` →
+ * `[countAfter, previousCount]` (absent = 0). Plain commands, no script: the two keys may lie in different
+ * cluster slots, and the previous window is closed, so nothing needs to be atomic. Read → `[count,
+ * previousCount]`. A refused request gives its hits back with a release (`DECRBY key hits`), in the
+ * background.
+ */
+export interface SlidingOperation {
+  readonly kind: "sliding";
+  /** The current window's counter. */
+  readonly key: string;
+  /** The previous window's counter (the same key for the window before). */
+  readonly previousKey: string;
+  readonly hits: number;
+  /** Two windows plus the jitter: the counter serves as the previous one for one more window. */
+  readonly ttlSeconds: number;
+  readonly perSecond: boolean;
+}
+
+/**
+ * `token_bucket`: GCRA, atomic (a Redis script by EVALSHA with `TIME` inside; in-process for memory) →
+ * `[allowed (1|0), debtUs]`: the bucket's debt (theoretical arrival time − now) after the request when
+ * allowed, before it (nothing taken) when refused. Read (hits 0, nothing taken) → `[1, debtUs]`.
+ */
+export interface BucketOperation {
+  readonly kind: "bucket";
+  readonly key: string;
+  readonly hits: number;
+  /** T: microseconds between two tokens; see `emissionIntervalUsOf`. */
+  readonly emissionIntervalUs: number;
+  /** Tokens the full bucket holds; the capacity in time is burst × T. */
+  readonly burst: number;
+  readonly perSecond: boolean;
+}
+
+/** One limit's work for a counter store. */
+export type CounterOperation = FixedOperation | SlidingOperation | BucketOperation;
+
+/** How many numbers a store answers for `operation`, for an increment and for a read alike. */
+export function resultCountOf(operation: CounterOperation): 1 | 2 {
+  return operation.kind === "fixed" ? 1 : 2;
+}

@@ -1,0 +1,116 @@
+import { UNIT_SECOND } from "../units.js";
+import { type AlgorithmLimit, windowStartMsOf } from "./algorithm-limit.js";
+import type { SlidingOperation } from "./counter-operation.js";
+import { windowKeyFor } from "./limit-keys.js";
+import type { LimitOutcome } from "./limit-outcome.js";
+
+/**
+ * The `sliding_window` operation at `nowMs`: count the hits in the current fixed window's counter (the
+ * same key as `fixed_window`, so switching between the two keeps the counts) and read the previous
+ * window's. The counter lives two windows plus `jitterSeconds`, as it is read as "previous" for one more.
+ */
+export function slidingWindowOperation(
+  limit: AlgorithmLimit,
+  baseKey: string,
+  limitIndex: number,
+  hits: number,
+  nowMs: number,
+  jitterSeconds: number,
+): SlidingOperation {
+  const { windowSeconds, unitMultiplier } = limit;
+  const startSeconds = windowStartMsOf(nowMs, windowSeconds) / 1000;
+  return {
+    kind: "sliding",
+    key: windowKeyFor(baseKey, startSeconds, unitMultiplier, limitIndex),
+    previousKey: windowKeyFor(baseKey, startSeconds - windowSeconds, unitMultiplier, limitIndex),
+    hits,
+    ttlSeconds: 2 * windowSeconds + jitterSeconds,
+    perSecond: limit.unit === UNIT_SECOND,
+  };
+}
+
+/**
+ * The sliding-window counter's decision at `nowMs` (the clock reading the operation was planned with):
+ * `after = floor(previousCount × (1 − elapsed / window)) + countAfter`, OVER when `after > limit`.
+ * - reset when it fits: until the estimate decays to 0 — the end of the next window when this window has
+ *   counts (they become "previous" there), else the end of this one.
+ * - reset when over: the first whole second k ≥ 1 at which the same request fits if nothing else arrives,
+ *   this request's hits given back (a refused request is released); two windows when it never fits
+ *   (hits > limit).
+ * - the local cache keeps the key while a one-hit request is still refused, with the same assumptions.
+ *   Hits of other refused requests whose release has not landed yet still count in `countAfter`, so
+ *   under concurrent refusals the reset and the cache time can be longer than they will turn out.
+ * A negative count (a release that raced the counter's expiry) counts as 0.
+ */
+export function slidingWindowOutcome(
+  limit: AlgorithmLimit,
+  hits: number,
+  countAfter: number,
+  previousCount: number,
+  nowMs: number,
+): LimitOutcome {
+  const { requestsPerUnit, windowSeconds } = limit;
+  const windowMs = windowSeconds * 1000;
+  const elapsedMs = nowMs - windowStartMsOf(nowMs, windowSeconds);
+  const previous = Math.max(0, previousCount);
+  const current = Math.max(0, countAfter);
+  const after = estimateAt(elapsedMs, windowMs, previous, current);
+  const before = Math.max(0, after - hits);
+  if (after <= requestsPerUnit) {
+    const decayedMs = (current > 0 ? 2 : 1) * windowMs - elapsedMs;
+    return {
+      over: false,
+      limit: requestsPerUnit,
+      before,
+      after,
+      remaining: requestsPerUnit - after,
+      resetSeconds: Math.max(1, Math.ceil(decayedMs / 1000)),
+      overLimitCacheMs: 0,
+    };
+  }
+  const released = Math.max(0, current - hits);
+  const endMs = 2 * windowMs - elapsedMs;
+  const fitsAfter = (delayMs: number, requestHits: number) =>
+    estimateAt(elapsedMs + delayMs, windowMs, previous, released) + requestHits <= requestsPerUnit;
+  const resetSeconds =
+    hits > requestsPerUnit
+      ? 2 * windowSeconds
+      : firstTrue(1, Math.ceil(endMs / 1000), (k) => fitsAfter(k * 1000, hits));
+  const lastRefusedMs =
+    requestsPerUnit < 1 ? Math.ceil(endMs) : firstTrue(0, Math.ceil(endMs), (m) => fitsAfter(m, 1)) - 1;
+  return {
+    over: true,
+    limit: requestsPerUnit,
+    before,
+    after,
+    remaining: 0,
+    resetSeconds,
+    overLimitCacheMs: Math.max(0, lastRefusedMs),
+  };
+}
+
+/**
+ * The estimate `offsetMs` after the current window's start, with `previous` and `current` as they are
+ * now and nothing else arriving: this window weighs the previous one down to 0; in the next, `current`
+ * is the previous one; after that, nothing is left.
+ */
+function estimateAt(offsetMs: number, windowMs: number, previous: number, current: number): number {
+  if (offsetMs < windowMs) return Math.floor(previous * (1 - offsetMs / windowMs)) + current;
+  if (offsetMs < 2 * windowMs) return Math.floor(current * (1 - (offsetMs - windowMs) / windowMs));
+  return 0;
+}
+
+/**
+ * The smallest integer in [low, high] for which `test` holds, `test` being monotone (false … true) and
+ * true at `high`. The estimate never grows while nothing arrives, so this is a plain binary search.
+ */
+function firstTrue(low: number, high: number, test: (value: number) => boolean): number {
+  let lo = low;
+  let hi = high;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (test(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
