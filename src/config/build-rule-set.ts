@@ -10,7 +10,26 @@ export interface BuildRuleSetOptions {
   /** Stats for a configured rule's key; these live as long as the process (they are few). */
   readonly statsFor: (fullKey: string) => RuleStats;
   readonly debug?: ((line: string) => void) | undefined;
+  /** The most descriptors the rule set may hold (default {@link MAX_RULE_SET_DESCRIPTORS}). */
+  readonly maxDescriptors?: number;
+  /** Ends {@link buildRuleSetInSlices} between two slices, rejecting with the signal's reason. */
+  readonly signal?: AbortSignal;
 }
+
+/**
+ * The most descriptors (nested ones included) one rule set may hold unless CONFIG_MAX_DESCRIPTORS says
+ * otherwise. A million descriptors are about 150 MB of YAML and take about 1.7 GB of heap once compiled
+ * with their stats; anything beyond is a mistake or an attack, refused before it can exhaust memory.
+ */
+export const MAX_RULE_SET_DESCRIPTORS = 1_000_000;
+
+/** The error of a rule set that would hold more than `maxDescriptors`, against the file that crossed it. */
+export function tooManyDescriptors(source: string, maxDescriptors: number): ConfigError {
+  return new ConfigError(source, `too many descriptors: a rule set may hold at most ${maxDescriptors}`);
+}
+
+/** Descriptors compiled between two yields of {@link buildRuleSetInSlices}: 2–4 ms of work, stats included. */
+export const DESCRIPTORS_PER_SLICE = 250;
 
 interface MutableLevel {
   exact: Map<string, RuleNode>;
@@ -23,7 +42,41 @@ interface MutableLevel {
  * of a failed build is ever used.
  */
 export function buildRuleSet(documents: readonly RuleDocument[], options: BuildRuleSetOptions): RuleSet {
+  const steps = compileSteps(documents, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * {@link buildRuleSet} in slices of a few milliseconds, yielding to the event loop between them, so that a
+ * rule set of hundreds of thousands of descriptors never stalls decisions while it compiles.
+ */
+export async function buildRuleSetInSlices(
+  documents: readonly RuleDocument[],
+  options: BuildRuleSetOptions,
+): Promise<RuleSet> {
+  const steps = compileSteps(documents, options);
+  let step = steps.next();
+  while (!step.done) {
+    await new Promise((resolve) => setImmediate(resolve));
+    options.signal?.throwIfAborted();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/** Counts compiled descriptors; the compile steps pause after every slice. */
+interface Progress {
+  descriptors: number;
+}
+
+function* compileSteps(
+  documents: readonly RuleDocument[],
+  options: BuildRuleSetOptions,
+): Generator<void, RuleSet, void> {
   const domains = new Map<string, MutableLevel>();
+  const progress: Progress = { descriptors: 0 };
   for (const document of documents) {
     if (document.domain === "") throw new ConfigError(document.name, "config file cannot have empty domain");
     let level = domains.get(document.domain);
@@ -37,19 +90,31 @@ export function buildRuleSet(documents: readonly RuleDocument[], options: BuildR
       level = { exact: new Map(), wildcards: [] };
       domains.set(document.domain, level);
     }
-    addDescriptors(level, `${document.domain}.`, document.descriptors, document.name, options);
+    yield* addDescriptors(
+      level,
+      `${document.domain}.`,
+      document.descriptors,
+      document.name,
+      options,
+      progress,
+    );
   }
   return { domains };
 }
 
-function addDescriptors(
+function* addDescriptors(
   level: MutableLevel,
   parentKey: string,
   descriptors: readonly DescriptorDocument[],
   source: string,
   options: BuildRuleSetOptions,
-): void {
+  progress: Progress,
+): Generator<void, void, void> {
   for (const descriptor of descriptors) {
+    progress.descriptors++;
+    const maxDescriptors = options.maxDescriptors ?? MAX_RULE_SET_DESCRIPTORS;
+    if (progress.descriptors > maxDescriptors) throw tooManyDescriptors(source, maxDescriptors);
+    if (progress.descriptors % DESCRIPTORS_PER_SLICE === 0) yield;
     if (descriptor.key === "") throw new ConfigError(source, "descriptor has empty key");
     const composite = descriptor.value === "" ? descriptor.key : `${descriptor.key}_${descriptor.value}`;
     const fullKey = parentKey + composite;
@@ -67,7 +132,7 @@ function addDescriptors(
     let children: RuleLevel | undefined;
     if (descriptor.descriptors.length > 0) {
       const childLevel: MutableLevel = { exact: new Map(), wildcards: [] };
-      addDescriptors(childLevel, `${fullKey}.`, descriptor.descriptors, source, options);
+      yield* addDescriptors(childLevel, `${fullKey}.`, descriptor.descriptors, source, options, progress);
       children = childLevel;
     }
     const node: RuleNode = {

@@ -16,5 +16,9 @@ export interface RuleSource {
   stop(): Promise<void>;
 }
 
-/** Turns parsed documents into a rule set (validation, stats); shared by every source. */
-export type RuleCompiler = (documents: readonly RuleDocument[]) => RuleSet;
+/**
+ * Turns parsed documents into a rule set (validation, stats); shared by every source. Asynchronous so that
+ * a large rule set compiles in slices between decisions; `signal` ends it early (the source is stopping),
+ * rejecting with the signal's reason.
+ */
+export type RuleCompiler = (documents: readonly RuleDocument[], signal: AbortSignal) => Promise<RuleSet>;

@@ -1,29 +1,45 @@
 import { messageOf } from "../../errors.js";
-import type { RuleDocument } from "../rule-document.js";
+import { MAX_RULE_SET_DESCRIPTORS } from "../build-rule-set.js";
 import type { RuleCompiler, RuleSource, RuleUpdate } from "../rule-source.js";
-import { parseRuleYaml } from "../yaml/parse-rule-yaml.js";
-import { type RuleFilesLayout, readRuleFiles } from "./rule-files.js";
+import { RuleYamlParser } from "../yaml/rule-yaml-parser.js";
+import { noRuleFilesWarning, type RuleFilesLayout, readRuleFiles } from "./rule-files.js";
 import { DEFAULT_RELOAD_TIMING, type ReloadTiming, RulesWatcher } from "./rules-watcher.js";
 
 /** Options of {@link FileRuleSource}. */
 export interface FileRuleSourceOptions {
   readonly layout: RuleFilesLayout;
   readonly compile: RuleCompiler;
+  /**
+   * The most descriptors the files may hold in all (CONFIG_MAX_DESCRIPTORS, default
+   * {@link MAX_RULE_SET_DESCRIPTORS}): checked as the files are parsed, before anything is compiled.
+   */
+  readonly maxDescriptors?: number;
   /** Hot reload on file changes (default true). */
   readonly watch?: boolean;
   readonly reloadTiming?: ReloadTiming;
   /** Told before each reload (for a debug log line). */
   readonly onReloading?: () => void;
+  /**
+   * Told on every load that finds no rule files, why: the directory is missing or empty (the load still
+   * succeeds, with no rules, as the reference's does).
+   */
+  readonly warn?: (line: string) => void;
+  /** Told when files change while a reload runs, which causes one more reload after it (a debug line). */
+  readonly onReloadQueued?: () => void;
 }
 
 /**
  * Rules from YAML files (`CONFIG_TYPE=FILE`), reloaded when they change. Every load re-reads and
- * re-validates all files; any error rejects the whole set. Reloads never overlap: changes during a reload
- * cause one more reload after it.
+ * re-validates all files (parsed on a worker thread, compiled in slices, so decisions go on meanwhile); any
+ * error rejects the whole set. Reloads never overlap: changes during a reload cause one more reload after
+ * it, so the last change always wins.
  */
 export class FileRuleSource implements RuleSource {
   readonly #options: FileRuleSourceOptions;
   readonly #watcher: RulesWatcher | undefined;
+  readonly #parser = new RuleYamlParser();
+  /** Aborted by {@link stop}: ends a compilation in progress. */
+  readonly #stopping = new AbortController();
   #onUpdate: ((update: RuleUpdate) => void) | undefined;
   #loading: Promise<void> | undefined;
   #again = false;
@@ -50,9 +66,13 @@ export class FileRuleSource implements RuleSource {
   /** Reads, parses and compiles every file once. Never rejects. */
   async load(): Promise<RuleUpdate> {
     try {
-      const files = await readRuleFiles(this.#options.layout);
-      const documents: RuleDocument[] = files.map((file) => parseRuleYaml(file.name, file.content));
-      return { ok: true, rules: this.#options.compile(documents) };
+      const { layout, warn } = this.#options;
+      const found = await readRuleFiles(layout);
+      const warning = noRuleFilesWarning(layout, found);
+      if (warning !== undefined) warn?.(warning);
+      const maxDescriptors = this.#options.maxDescriptors ?? MAX_RULE_SET_DESCRIPTORS;
+      const documents = await this.#parser.parse(found.files, maxDescriptors);
+      return { ok: true, rules: await this.#options.compile(documents, this.#stopping.signal) };
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error : new Error(messageOf(error)) };
     }
@@ -60,12 +80,17 @@ export class FileRuleSource implements RuleSource {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    // Ends a load in progress at once (SIGTERM during a long load): the parse thread is stopped, the
+    // compilation ends at its next slice, and the outcome is not applied.
+    this.#stopping.abort(new Error("the rule source is stopped"));
     await this.#watcher?.close();
+    await this.#parser.close();
     await this.#loading;
   }
 
   #reload(): void {
     if (this.#loading) {
+      if (!this.#again) this.#options.onReloadQueued?.();
       this.#again = true;
       return;
     }

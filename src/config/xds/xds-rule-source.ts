@@ -65,6 +65,10 @@ export class XdsRuleSource implements RuleSource {
   #receivedNonce = "";
   #failures = 0;
   #everAnswered = false;
+  /** Responses are compiled (asynchronously, in slices) one after another, and answered in order. */
+  #compiling: Promise<void> = Promise.resolve();
+  /** Aborted by {@link stop}: ends a compilation in progress. */
+  readonly #stopping = new AbortController();
 
   constructor(options: XdsRuleSourceOptions) {
     this.#options = options;
@@ -77,9 +81,11 @@ export class XdsRuleSource implements RuleSource {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping.abort(new Error("the rule source is stopped"));
     clearTimeout(this.#retry);
     this.#call?.cancel();
     this.#client?.close();
+    await this.#compiling;
   }
 
   #connect(): void {
@@ -103,7 +109,13 @@ export class XdsRuleSource implements RuleSource {
       metadata,
     );
     this.#call = call;
-    call.on("data", (response: DiscoveryResponse) => this.#receive(call, response));
+    call.on("data", (response: DiscoveryResponse) => {
+      this.#compiling = this.#compiling
+        .then(() => this.#receive(call, response))
+        .catch((error: unknown) =>
+          this.#options.log.warn(`xDS: response not processed: ${messageOf(error)}`),
+        );
+    });
     call.on("error", (error: grpc.ServiceError) => this.#broken(call, error.details || error.message));
     call.on("end", () => this.#broken(call, "the server ended the stream"));
     // The go-control-plane client reconnects with an "ACK" of the last response it received, which makes
@@ -112,10 +124,10 @@ export class XdsRuleSource implements RuleSource {
     call.write(this.#request(this.#ackedVersion, this.#receivedNonce));
   }
 
-  #receive(
+  async #receive(
     call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>,
     response: DiscoveryResponse,
-  ): void {
+  ): Promise<void> {
     if (call !== this.#call || this.#stopped) return;
     this.#everAnswered = true;
     this.#failures = 0;
@@ -138,15 +150,18 @@ export class XdsRuleSource implements RuleSource {
     }
     let update: RuleUpdate;
     try {
-      update = { ok: true, rules: this.#options.compile(configs.map(ruleDocumentFromConfig)) };
+      const documents = configs.map(ruleDocumentFromConfig);
+      update = { ok: true, rules: await this.#options.compile(documents, this.#stopping.signal) };
     } catch (error) {
       update = { ok: false, error: error instanceof Error ? error : new Error(messageOf(error)) };
     }
+    if (this.#stopped) return;
+    // Applied even when the stream broke while it compiled: the reconnect acknowledges this version.
     this.#onUpdate?.(update);
-    if (update.ok) {
-      this.#ackedVersion = response.versionInfo;
-      call.write(this.#request(response.versionInfo, response.nonce));
-    } else call.write(this.#request(this.#ackedVersion, response.nonce, update.error.message));
+    if (update.ok) this.#ackedVersion = response.versionInfo;
+    if (call !== this.#call) return;
+    if (update.ok) call.write(this.#request(response.versionInfo, response.nonce));
+    else call.write(this.#request(this.#ackedVersion, response.nonce, update.error.message));
   }
 
   #request(versionInfo: string, responseNonce: string, errorMessage?: string): DiscoveryRequest {

@@ -1,6 +1,7 @@
-import { loadAll, YAMLException } from "js-yaml";
+import { constructFromEvents, parseEvents, YAMLException } from "js-yaml";
 import { ConfigError } from "../../errors.js";
 import type { RuleDocument } from "../rule-document.js";
+import { aliasingProblem } from "./alias-expansion.js";
 import { decodeRuleDocument } from "./decode-rule-document.js";
 import { unmarshalMismatchText } from "./go-format.js";
 import { firstKeyProblem } from "./validate-yaml-keys.js";
@@ -35,21 +36,34 @@ export function parseRuleYaml(name: string, source: string): RuleDocument {
   return document;
 }
 
-function load(source: string): unknown[] {
+/**
+ * The first document of `source`, or the text of yaml.v2's alias error, found before the document is built:
+ * an alias bomb would expand exponentially in every walk of the built tree.
+ */
+function load(source: string): { readonly value: unknown } | { readonly aliasing: string } {
+  const events = parseEvents(source, {});
+  const aliasing = aliasingProblem(events, source);
+  if (aliasing !== undefined) return { aliasing };
   // `json: true` lets a repeated key override the earlier one, as yaml.v2 does, instead of failing.
-  return loadAll(source, { schema: RULE_YAML_SCHEMA, json: true });
+  return { value: constructFromEvents(events, { source, schema: RULE_YAML_SCHEMA, json: true })[0] };
 }
 
 function firstDocument(name: string, source: string): unknown {
+  const loaded = loadWithin(name, source);
+  if ("aliasing" in loaded) throw new ConfigError(name, `error loading config file: ${loaded.aliasing}`);
+  return loaded.value;
+}
+
+function loadWithin(name: string, source: string): ReturnType<typeof load> {
   try {
-    return load(source)[0];
+    return load(source);
   } catch (error) {
     // js-yaml reads every document; retry with the first one alone when the error lies beyond it.
     const end = firstDocumentEnd(source);
     const position = error instanceof YAMLException ? (error.mark?.position ?? 0) : 0;
     if (end !== undefined && position >= end) {
       try {
-        return load(source.slice(0, end))[0];
+        return load(source.slice(0, end));
       } catch {
         // Fall through: report the original error.
       }

@@ -5,11 +5,16 @@
 // either mode; RUNTIME_IGNOREDOTFILES skips dotfiles and dot-directories; a missing directory means no files.
 import { join } from "node:path";
 import t, { type Test } from "tap";
-import { type RuleFilesLayout, readRuleFiles, ruleDirectory } from "../../../src/config/file/rule-files.js";
+import {
+  noRuleFilesWarning,
+  type RuleFilesLayout,
+  readRuleFiles,
+  ruleDirectory,
+} from "../../../src/config/file/rule-files.js";
 
 /** The reference's load order is Go map order, so names are compared sorted. */
 async function namesOf(layout: RuleFilesLayout): Promise<string[]> {
-  return (await readRuleFiles(layout)).map((file) => file.name).sort();
+  return (await readRuleFiles(layout)).files.map((file) => file.name).sort();
 }
 
 /** ROOT/v1/ratelimit/… with ROOT/current → v1, the symlink-swap layout of RUNTIME_WATCH_ROOT=true. */
@@ -59,7 +64,7 @@ t.test(
       "config.notes.txt",
       "config.yaml",
     ]);
-    const basic = (await readRuleFiles(layout)).find((file) => file.name === "config.basic.yaml");
+    const basic = (await readRuleFiles(layout)).files.find((file) => file.name === "config.basic.yaml");
     t.equal(basic?.content, "domain: basic\n");
     t.equal(basic?.path, join(root, "current", "ratelimit", "config", "basic.yaml"));
   },
@@ -90,7 +95,7 @@ t.test("watch root: an empty RUNTIME_SUBDIRECTORY loads no files (goruntime nil 
     ignoreDotfiles: false,
   };
   t.equal(ruleDirectory(layout), undefined);
-  t.strictSame(await readRuleFiles(layout), []);
+  t.strictSame(await readRuleFiles(layout), { files: [], directoryMissing: false });
 });
 
 t.test("app directory: every file of ROOT/SUBDIRECTORY/APPDIRECTORY, named relative to it", async (t) => {
@@ -150,7 +155,7 @@ function configMapLayout(root: string, ignoreDotfiles: boolean): RuleFilesLayout
 
 t.test("ConfigMap mount with RUNTIME_IGNOREDOTFILES: each file once, through its symlink", async (t) => {
   const root = configMapTree(t);
-  const files = await readRuleFiles(configMapLayout(root, true));
+  const { files } = await readRuleFiles(configMapLayout(root, true));
   t.strictSame(
     files.map((file) => [file.name, file.content]),
     [["basic.yaml", "domain: basic\n"]],
@@ -184,6 +189,46 @@ t.test("a missing directory means no files, in both modes", async (t) => {
     watchRoot: true,
     ignoreDotfiles: false,
   };
-  t.strictSame(await readRuleFiles(layout), []);
-  t.strictSame(await readRuleFiles({ ...layout, watchRoot: false }), []);
+  t.strictSame(await readRuleFiles(layout), { files: [], directoryMissing: true });
+  t.strictSame(await readRuleFiles({ ...layout, watchRoot: false }), { files: [], directoryMissing: true });
+});
+
+t.test("no rule files: a warning naming the directory, the settings and when rules will load", async (t) => {
+  const root = t.testdir({ empty: { ratelimit: { config: {} } }, full: { config: { "a.yaml": "x" } } });
+  const warningOf = async (layout: RuleFilesLayout) =>
+    noRuleFilesWarning(layout, await readRuleFiles(layout));
+  const appDirectory = (runtimeRoot: string): RuleFilesLayout => ({
+    runtimeRoot,
+    runtimeSubdirectory: "",
+    runtimeAppDirectory: "config",
+    watchRoot: false,
+    ignoreDotfiles: false,
+  });
+  const watchRoot = (runtimeRoot: string, runtimeSubdirectory = "ratelimit"): RuleFilesLayout => ({
+    ...appDirectory(runtimeRoot),
+    runtimeSubdirectory,
+    watchRoot: true,
+  });
+  const missing = join(root, "missing");
+  t.equal(
+    await warningOf(appDirectory(missing)),
+    `rule directory ${join(missing, "config")} (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY) does not exist: no rate limit rules are loaded and every request is allowed; the rules load as soon as it is created`,
+  );
+  t.equal(
+    await warningOf(watchRoot(missing)),
+    `rule directory ${join(missing, "ratelimit")} (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY) does not exist: no rate limit rules are loaded and every request is allowed; with RUNTIME_WATCH_ROOT=true the rules load when RUNTIME_ROOT is next created or replaced`,
+  );
+  t.equal(
+    await warningOf({ ...appDirectory(join(root, "empty")), runtimeSubdirectory: "ratelimit" }),
+    `rule directory ${join(root, "empty", "ratelimit", "config")} has no rule files: no rate limit rules are loaded and every request is allowed`,
+  );
+  t.equal(
+    await warningOf(watchRoot(join(root, "empty"))),
+    `no rule files in ${join(root, "empty", "ratelimit")} (files under config/, or named config.*): no rate limit rules are loaded and every request is allowed`,
+  );
+  t.equal(
+    await warningOf(watchRoot(join(root, "full"), "")),
+    "RUNTIME_SUBDIRECTORY is empty with RUNTIME_WATCH_ROOT=true, so no rule files are read (as the reference): no rate limit rules are loaded and every request is allowed",
+  );
+  t.equal(await warningOf(appDirectory(join(root, "full"))), undefined, "files: no warning");
 });
