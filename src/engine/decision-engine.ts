@@ -13,6 +13,7 @@ import { statusFromCounter, statusFromLocalCache } from "./descriptor-status.js"
 import { dynamicMetadataFor } from "./dynamic-metadata.js";
 import type { JsonObject } from "./json-value.js";
 import type { OverLimitCache } from "./over-limit-cache.js";
+import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits.js";
 import { type HeaderNames, responseHeadersFor } from "./response-headers.js";
 import { type MatchedLimit, matchLimit, overrideStatsKey } from "./rule-matcher.js";
 import type { EngineStats, RateLimitRule, RuleSet, RuleStats } from "./rule-set.js";
@@ -38,6 +39,8 @@ export interface DecisionEngineOptions {
   readonly random: () => number;
   /** Receives per-request debug lines; set only when debug logging is on. */
   readonly debug?: ((line: string) => void) | undefined;
+  /** Bounds on a request's descriptors, entries and lengths; {@link DEFAULT_REQUEST_LIMITS} when absent. */
+  readonly requestLimits?: RequestLimits | undefined;
 }
 
 /** A limit a descriptor is actually checked against. */
@@ -85,16 +88,22 @@ const OK_NO_LIMIT: Readonly<DescriptorStatus> = Object.freeze({
  */
 export class DecisionEngine {
   readonly #options: DecisionEngineOptions;
+  readonly #limits: RequestLimits;
 
   constructor(options: DecisionEngineOptions) {
     this.#options = options;
+    this.#limits = options.requestLimits ?? DEFAULT_REQUEST_LIMITS;
   }
 
-  /** Validates the request and resolves every descriptor's limit at `nowSeconds` (Unix seconds). */
+  /**
+   * Validates the request (the reference's checks, then {@link RequestLimits}) and resolves every
+   * descriptor's limit at `nowSeconds` (Unix seconds).
+   */
   plan(rules: RuleSet | undefined, request: DecisionRequest, nowSeconds: number): DecisionPlan {
     if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
     if (request.descriptors.length === 0)
       throw new ServiceError("rate limit descriptor list must not be empty");
+    checkRequestLimits(request, this.#limits);
     if (rules === undefined) throw new ServiceError("no rate limit configuration loaded");
     const hits = request.descriptors.map((descriptor, i) => validatedHits(descriptor, request.hitsAddend, i));
     const resolved = this.#resolveLimits(rules, request);

@@ -1,4 +1,6 @@
-// The debug port (spec §3.4, decision 8): listing, /rlconfig, /stats, Node profiles.
+// The debug port (spec §3.4, decision 8): listing, /rlconfig, /stats, Node profiles; heap snapshots only
+// with DEBUG_HEAP_SNAPSHOT_ENABLED, one at a time (README "Endpoints").
+import { type IncomingMessage, request } from "node:http";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";
@@ -23,7 +25,7 @@ const get = (path: string) => httpRequest(daemon.debugPort, path);
 
 const LISTING =
   "/debug/pprof/: root of various pprof endpoints. hit for help.\n" +
-  "/debug/pprof/heap: heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)\n" +
+  "/debug/pprof/heap: heap snapshot endpoint (off: snapshots hold secrets; DEBUG_HEAP_SNAPSHOT_ENABLED=true)\n" +
   "/debug/pprof/profile: CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)\n" +
   "/metrics: Prometheus metrics (text format)\n" +
   "/rlconfig: print out the currently loaded configuration for debugging\n" +
@@ -55,17 +57,57 @@ t.test("/stats shows cumulative counters by the reference's names", async (t) =>
   t.strictSame(sorted, [...sorted].sort(), "sorted");
 });
 
-t.test("/debug/pprof/ lists the Node profiles; profile and heap work", async (t) => {
+t.test("/debug/pprof/ lists the Node profiles; the CPU profile works", async (t) => {
   t.equal(
     (await get("/debug/pprof/")).body,
-    "/debug/pprof/heap: heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)\n" +
+    "/debug/pprof/heap: heap snapshot endpoint (off: snapshots hold secrets; DEBUG_HEAP_SNAPSHOT_ENABLED=true)\n" +
       "/debug/pprof/profile: CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)\n",
   );
   const profile = await get("/debug/pprof/profile?seconds=0.2");
   t.equal(profile.status, 200);
   t.ok(Array.isArray(JSON.parse(profile.body).nodes), "a V8 CPU profile");
   t.equal((await get("/debug/pprof/profile?seconds=abc")).status, 400);
+});
+
+t.test("heap snapshots are off by default: they hold secrets", async (t) => {
   const heap = await get("/debug/pprof/heap");
-  t.equal(heap.status, 200);
-  t.match(heap.body.slice(0, 40), /^\{"snapshot":/);
+  t.strictSame(
+    [heap.status, heap.body],
+    [
+      403,
+      "heap snapshots are off: they hold secrets (passwords, credentials of recent requests) and stall " +
+        "every request while taken; set DEBUG_HEAP_SNAPSHOT_ENABLED=true to serve them\n",
+    ],
+  );
+});
+
+t.test("DEBUG_HEAP_SNAPSHOT_ENABLED=true: snapshots, one at a time", async (t) => {
+  const password = "debug-port-test-admin-password";
+  const enabled = await startDaemon({
+    RUNTIME_ROOT: dir,
+    DEBUG_HEAP_SNAPSHOT_ENABLED: "true",
+    ADMIN_EMAIL: "admin@example.com",
+    ADMIN_APP_PASSWORD: password,
+  });
+  t.teardown(() => enabled.stop());
+  t.match(
+    (await httpRequest(enabled.debugPort, "/debug/pprof/")).body,
+    "/debug/pprof/heap: heap snapshot endpoint (a .heapsnapshot for Chrome DevTools; holds secrets, one at a time)\n",
+  );
+  // A first snapshot whose reader does not read: it cannot finish while another is asked for.
+  const first = await new Promise<IncomingMessage>((resolve) =>
+    request({ host: "127.0.0.1", port: enabled.debugPort, path: "/debug/pprof/heap" }, resolve).end(),
+  );
+  t.equal(first.statusCode, 200);
+  const second = await httpRequest(enabled.debugPort, "/debug/pprof/heap");
+  t.strictSame([second.status, second.body], [409, "a heap snapshot is already being taken\n"]);
+  // Its reader goes away mid-snapshot: that frees the slot.
+  await new Promise((resolve) => {
+    first.socket.once("close", resolve);
+    first.socket.destroy();
+  });
+  const after = await httpRequest(enabled.debugPort, "/debug/pprof/heap");
+  t.equal(after.status, 200, "the next snapshot is served");
+  t.match(after.body.slice(0, 40), /^\{"snapshot":/);
+  t.ok(after.body.includes(password), "a snapshot holds the secrets in memory, as documented");
 });

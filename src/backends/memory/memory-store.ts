@@ -1,4 +1,11 @@
+import type { Logger } from "../../observability/logger.js";
 import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
+
+/** Where the store reports evictions: a counter (`ratelimit.memory.evictions`) and warn lines. */
+export interface MemoryStoreReports {
+  readonly evictions: { add(amount: number): void };
+  readonly log: Pick<Logger, "warn">;
+}
 
 /** Options of the in-process store. */
 export interface MemoryStoreOptions {
@@ -8,11 +15,45 @@ export interface MemoryStoreOptions {
   readonly sweepIntervalMs?: number;
   /** Most counters examined per sweep tick, so one tick never stalls the event loop (default 20000). */
   readonly sweepBatch?: number;
+  /**
+   * Most bytes the counters may take, as {@link memoryEntryBytes} counts them (MEMORY_MAX_BYTES, default
+   * 256 MiB); beyond it the least recently used counters are evicted.
+   */
+  readonly maxBytes?: number;
+  /** Receives evictions; nothing is reported when absent. */
+  readonly reports?: MemoryStoreReports;
 }
+
+/** The default byte budget (MEMORY_MAX_BYTES). */
+export const DEFAULT_MEMORY_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Heap bytes one counter takes beyond its key's characters: the Map slot, the entry object, the number
+ * boxes and the key's string headers. Measured on Node 20 (x64) at 210–245 bytes; the upper end is used.
+ */
+export const MEMORY_ENTRY_OVERHEAD_BYTES = 248;
+
+/** Touching a counter moves it to the recent end at most this often, so hot keys cost one lookup. */
+const TOUCH_GRANULARITY_MS = 1000;
+/** Shortest gap between two eviction warnings. */
+const EVICTION_LOG_INTERVAL_MS = 60_000;
 
 interface Entry {
   value: number;
   expiresAtMs: number;
+  /** When the entry last moved to the recent end of the map. */
+  touchedAtMs: number;
+  /** What it counts against the budget. */
+  readonly bytes: number;
+}
+
+/**
+ * The bytes a counter named `key` counts against the budget: its characters (V8 keeps a string one byte per
+ * character when every character is below U+0100, else two) plus {@link MEMORY_ENTRY_OVERHEAD_BYTES}.
+ */
+export function memoryEntryBytes(key: string): number {
+  const perCharacter = /[\u0100-\uffff]/.test(key) ? 2 : 1;
+  return MEMORY_ENTRY_OVERHEAD_BYTES + key.length * perCharacter;
 }
 
 /**
@@ -20,6 +61,12 @@ interface Entry {
  * every hit). Node runs one request's increments without interleaving, so concurrent requests never lose
  * a hit. Expired counters are ignored on access and swept incrementally in the background. Counters are
  * per process: several replicas do not share them.
+ *
+ * Memory is bounded by `maxBytes`: the map is kept in least-recently-used order (to the second), and a new
+ * counter that would go beyond the budget first evicts the least recently used ones — counters of finished
+ * windows, idle clients — as Redis does under `maxmemory-policy allkeys-lru`. An evicted counter is
+ * forgotten: its next hit starts its window from 0. Evictions are counted and warned about (at most a line
+ * a minute, with the count since the previous line).
  */
 export class MemoryStore implements CounterStore {
   readonly name = "memory";
@@ -27,13 +74,25 @@ export class MemoryStore implements CounterStore {
   readonly #nowMs: () => number;
   readonly #sweepIntervalMs: number;
   readonly #sweepBatch: number;
+  readonly #maxBytes: number;
+  readonly #reports: MemoryStoreReports | undefined;
+  #bytes = 0;
+  #evictedSinceLine = 0;
+  #lastLineMs = Number.NEGATIVE_INFINITY;
   #sweep: IterableIterator<[string, Entry]> | undefined;
+  /**
+   * Where eviction goes on: at the least recently used counter. A Map keeps deleted slots until it is
+   * rehashed, so a new iterator for each eviction would walk every slot evicted before it.
+   */
+  #evictCursor: IterableIterator<[string, Entry]> | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 1000;
     this.#sweepBatch = options.sweepBatch ?? 20_000;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MEMORY_MAX_BYTES;
+    this.#reports = options.reports;
   }
 
   /** Number of counters held, expired ones included until swept. */
@@ -41,18 +100,32 @@ export class MemoryStore implements CounterStore {
     return this.#counters.size;
   }
 
+  /** Bytes the counters held count against the budget ({@link memoryEntryBytes} each). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The budget, in bytes. */
+  get maxBytes(): number {
+    return this.#maxBytes;
+  }
+
   increment(increments: readonly CounterIncrement[]): number[] {
     const now = this.#nowMs();
-    return increments.map(({ key, hits, ttlSeconds }) => {
+    const values = new Array<number>(increments.length);
+    for (let i = 0; i < increments.length; i++) {
+      const { key, hits, ttlSeconds } = increments[i]!;
       let entry = this.#counters.get(key);
-      if (entry === undefined || entry.expiresAtMs <= now) {
-        entry = { value: 0, expiresAtMs: 0 };
-        this.#counters.set(key, entry);
-      }
+      if (entry === undefined) entry = this.#add(key, now);
+      else if (entry.expiresAtMs <= now) {
+        entry.value = 0;
+        this.#touch(key, entry, now);
+      } else if (now - entry.touchedAtMs >= TOUCH_GRANULARITY_MS) this.#touch(key, entry, now);
       entry.value += hits;
       entry.expiresAtMs = now + ttlSeconds * 1000;
-      return entry.value;
-    });
+      values[i] = entry.value;
+    }
+    return values;
   }
 
   read(increments: readonly CounterIncrement[]): number[] {
@@ -82,6 +155,8 @@ export class MemoryStore implements CounterStore {
 
   close(): Promise<void> {
     clearInterval(this.#timer);
+    // Evictions since the last warning are not lost from the log.
+    if (this.#evictedSinceLine > 0) this.#warnEvictions(this.#nowMs());
     return Promise.resolve();
   }
 
@@ -96,7 +171,73 @@ export class MemoryStore implements CounterStore {
         return;
       }
       const [key, entry] = next.value;
-      if (entry.expiresAtMs <= now) this.#counters.delete(key);
+      if (entry.expiresAtMs <= now) this.#delete(key, entry);
     }
+  }
+
+  /** A new counter at the recent end, after making room for it. */
+  #add(key: string, now: number): Entry {
+    const entry: Entry = { value: 0, expiresAtMs: 0, touchedAtMs: now, bytes: memoryEntryBytes(key) };
+    this.#makeRoom(entry.bytes, now);
+    this.#counters.set(key, entry);
+    this.#bytes += entry.bytes;
+    return entry;
+  }
+
+  /** Moves an entry to the recent end of the map (insertion order is the eviction order). */
+  #touch(key: string, entry: Entry, now: number): void {
+    this.#counters.delete(key);
+    this.#counters.set(key, entry);
+    entry.touchedAtMs = now;
+  }
+
+  #delete(key: string, entry: Entry): void {
+    this.#counters.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+
+  /** Removes least recently used counters until `bytes` more fit; expired ones are not evictions. */
+  #makeRoom(bytes: number, now: number): void {
+    let evicted = 0;
+    while (this.#bytes + bytes > this.#maxBytes && this.#counters.size > 0) {
+      const [key, entry] = this.#leastRecentlyUsed();
+      this.#delete(key, entry);
+      if (entry.expiresAtMs > now) evicted++;
+    }
+    if (evicted > 0) this.#evicted(evicted, now);
+  }
+
+  /**
+   * The first counter in map order (the map is not empty). Every counter the cursor passed was evicted, and
+   * touched or new ones are appended after it, so what it reaches next is always the least recently used.
+   */
+  #leastRecentlyUsed(): [string, Entry] {
+    this.#evictCursor ??= this.#counters.entries();
+    let next = this.#evictCursor.next();
+    if (next.done) {
+      // The cursor ended (iterators do not see later insertions once done): start again from the front.
+      this.#evictCursor = this.#counters.entries();
+      next = this.#evictCursor.next();
+    }
+    return next.value as [string, Entry];
+  }
+
+  #evicted(count: number, now: number): void {
+    this.#reports?.evictions.add(count);
+    this.#evictedSinceLine += count;
+    if (now - this.#lastLineMs >= EVICTION_LOG_INTERVAL_MS) this.#warnEvictions(now);
+  }
+
+  #warnEvictions(now: number): void {
+    const count = this.#evictedSinceLine;
+    const since =
+      this.#lastLineMs === Number.NEGATIVE_INFINITY
+        ? "since start"
+        : `in the last ${Math.round((now - this.#lastLineMs) / 1000)} s`;
+    this.#reports?.log.warn(
+      `memory: ${count} counter${count === 1 ? "" : "s"} evicted ${since}, least recently used first, to stay within MEMORY_MAX_BYTES=${this.#maxBytes}: each starts its window again from 0`,
+    );
+    this.#evictedSinceLine = 0;
+    this.#lastLineMs = now;
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { exactRoute, type HttpRoute } from "../http/http-route.js";
 import { metricsHandler } from "./metrics-handler.js";
-import { cpuProfileHandler, heapSnapshotHandler } from "./node-profiles.js";
+import { cpuProfileHandler, heapSnapshotHandler, heapSnapshotsOffHandler } from "./node-profiles.js";
 
 /** A debug endpoint with its one-line help for the `/` listing. */
 export interface DebugEndpoint {
@@ -15,11 +15,15 @@ function text(res: ServerResponse, body: string): void {
   res.end(body);
 }
 
-/** The debug port's endpoints; `/rlconfig`, `/stats` and `/metrics` read through the given functions. */
+/**
+ * The debug port's endpoints; `/rlconfig`, `/stats` and `/metrics` read through the given functions, and
+ * `/debug/pprof/heap` serves snapshots only when `heapSnapshots` (DEBUG_HEAP_SNAPSHOT_ENABLED) is on.
+ */
 export function debugEndpoints(sources: {
   rlconfig: () => string;
   stats: () => string[];
   metrics: () => Promise<string>;
+  heapSnapshots: boolean;
 }): DebugEndpoint[] {
   const endpoints: DebugEndpoint[] = [
     {
@@ -49,11 +53,17 @@ export function debugEndpoints(sources: {
       help: "CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)",
       handle: cpuProfileHandler,
     },
-    {
-      path: "/debug/pprof/heap",
-      help: "heap snapshot endpoint (a .heapsnapshot for Chrome DevTools)",
-      handle: heapSnapshotHandler,
-    },
+    sources.heapSnapshots
+      ? {
+          path: "/debug/pprof/heap",
+          help: "heap snapshot endpoint (a .heapsnapshot for Chrome DevTools; holds secrets, one at a time)",
+          handle: heapSnapshotHandler,
+        }
+      : {
+          path: "/debug/pprof/heap",
+          help: "heap snapshot endpoint (off: snapshots hold secrets; DEBUG_HEAP_SNAPSHOT_ENABLED=true)",
+          handle: heapSnapshotsOffHandler,
+        },
   ];
   const profiles = endpoints.filter((e) => e.path.startsWith("/debug/pprof/"));
   endpoints.push({

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Session } from "node:inspector/promises";
+import { pipeline } from "node:stream";
 import { getHeapSnapshot } from "node:v8";
 
 const MAX_PROFILE_SECONDS = 300;
@@ -41,11 +42,36 @@ export async function cpuProfileHandler(req: IncomingMessage, res: ServerRespons
   }
 }
 
-/** `/debug/pprof/heap`: a V8 heap snapshot (`.heapsnapshot`), streamed. */
+let snapshotting = false;
+
+/**
+ * `/debug/pprof/heap`: a V8 heap snapshot (`.heapsnapshot`), streamed. A snapshot holds every string in
+ * memory — ADMIN_APP_PASSWORD, backend passwords, credentials of recent requests — so the daemon serves it
+ * only with DEBUG_HEAP_SNAPSHOT_ENABLED (see {@link heapSnapshotsOffHandler}). V8 stops the process while
+ * it takes one and Node buffers the whole serialised snapshot, so one is taken at a time (409 otherwise).
+ */
 export function heapSnapshotHandler(_req: IncomingMessage, res: ServerResponse): void {
+  if (snapshotting) {
+    res.writeHead(409, { "content-type": "text/plain; charset=utf-8" });
+    res.end("a heap snapshot is already being taken\n");
+    return;
+  }
+  snapshotting = true;
   res.writeHead(200, {
     "content-type": "application/octet-stream",
     "content-disposition": 'attachment; filename="ratelimitd.heapsnapshot"',
   });
-  getHeapSnapshot().pipe(res);
+  // Done, failed or abandoned by the client: the next snapshot may start.
+  pipeline(getHeapSnapshot(), res, () => {
+    snapshotting = false;
+  });
+}
+
+/** `/debug/pprof/heap` while DEBUG_HEAP_SNAPSHOT_ENABLED is off: 403 saying why and how to turn it on. */
+export function heapSnapshotsOffHandler(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(403, { "content-type": "text/plain; charset=utf-8" });
+  res.end(
+    "heap snapshots are off: they hold secrets (passwords, credentials of recent requests) and stall " +
+      "every request while taken; set DEBUG_HEAP_SNAPSHOT_ENABLED=true to serve them\n",
+  );
 }

@@ -27,8 +27,8 @@ export function serveTracedUnary(
     ...method,
     call: (request) => grpcCallScope.runStores(event, method.call, undefined, request),
   };
-  serveUnary(stream, headers, traced, (_traced, startedMs, code, message) => {
-    onDone(method, startedMs, code, message);
+  serveUnary(stream, headers, traced, (_traced, startedMs, code, message, error) => {
+    onDone(method, startedMs, code, message, error);
     event.code = code;
     event.message = message;
     grpcCallEnd.publish(event);

@@ -10,9 +10,11 @@ import {
 } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Logger } from "../../observability/logger.js";
 import { grpcCallScope } from "../../observability/request-channels.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { HealthChecker } from "../../service/health-checker.js";
 import type { RateLimitService as Service } from "../../service/rate-limit-service.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
+import { logCallFailure } from "./call-failure-log.js";
 import { traceConnectCall } from "./call-tracing.js";
 import { connectErrorOf } from "./grpc-status.js";
 import { servingStatusOf } from "./health-service.js";
@@ -75,9 +77,14 @@ async function* watchHealth(
 
 /**
  * Maps thrown errors to statuses once and records unary-call metrics. Errors the client only sees as
- * INTERNAL (database failures, bugs) are logged with their details.
+ * INTERNAL (database failures, bugs) are logged with their details; backend failures (UNAVAILABLE, a short
+ * text) too, through `throttledLog`.
  */
-export function serverInterceptor(metrics: ServerMetrics, logger: Logger): Interceptor {
+export function serverInterceptor(
+  metrics: ServerMetrics,
+  logger: Logger,
+  throttledLog: ThrottledLog,
+): Interceptor {
   return (next) => async (request) => {
     const startedMs = performance.now();
     try {
@@ -85,6 +92,7 @@ export function serverInterceptor(metrics: ServerMetrics, logger: Logger): Inter
       if (!request.stream && grpcCallScope.hasSubscribers) return await traceConnectCall(request, next);
       return await next(request);
     } catch (error) {
+      logCallFailure(throttledLog, `/${request.method.parent.typeName}/${request.method.name}`, error);
       const mapped = connectErrorOf(error);
       if (mapped.code === Code.Internal && mapped.cause !== undefined) {
         logger.error(

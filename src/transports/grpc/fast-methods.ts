@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { RequestLimits } from "../../engine/request-limits.js";
 import { InvalidArgumentError, messageOf } from "../../errors.js";
 import { HealthCheckRequestSchema, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import type { CoreServices } from "./connect-routes.js";
@@ -7,14 +8,21 @@ import type { UnaryMethod } from "./grpc-unary.js";
 import { servingStatusOf } from "./health-service.js";
 import { decodeRateLimitRequest, encodeRateLimitResponseFrame, frameOf } from "./rls-codec.js";
 
-/** ShouldRateLimit and Health/Check on the raw HTTP/2 fast path (same services as the connect routes). */
-export function fastMethods(services: CoreServices): UnaryMethod[] {
+/**
+ * ShouldRateLimit and Health/Check on the raw HTTP/2 fast path (same services as the connect routes).
+ * `limits` are enforced while decoding ShouldRateLimit requests.
+ */
+export function fastMethods(services: CoreServices, limits: RequestLimits): UnaryMethod[] {
   return [
     {
       path: "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
       name: "ShouldRateLimit",
       call: (bytes) => {
-        const decision = services.rateLimit.shouldRateLimit(decode(() => decodeRateLimitRequest(bytes)));
+        const request = decode(
+          () => decodeRateLimitRequest(bytes, limits),
+          (error) => services.rateLimit.refused(error),
+        );
+        const decision = services.rateLimit.shouldRateLimit(request);
         return decision instanceof Promise
           ? decision.then(encodeRateLimitResponseFrame)
           : encodeRateLimitResponseFrame(decision);
@@ -33,10 +41,15 @@ export function fastMethods(services: CoreServices): UnaryMethod[] {
   ];
 }
 
-function decode<T>(parse: () => T): T {
+/**
+ * Runs a decoder. A request beyond the request limits (the decoder's own `InvalidArgumentError`) goes to
+ * `refused`; anything else it throws is protobuf-es's error, answered as grpc-go's unmarshalling error.
+ */
+function decode<T>(parse: () => T, refused: (error: InvalidArgumentError) => Error = (error) => error): T {
   try {
     return parse();
   } catch (error) {
+    if (error instanceof InvalidArgumentError) throw refused(error);
     throw new InvalidArgumentError(`grpc: error unmarshalling request: ${messageOf(error)}`);
   }
 }

@@ -13,7 +13,9 @@ import type { TLSSocket } from "node:tls";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../../observability/logger.js";
 import { grpcCallScope } from "../../observability/request-channels.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import { callContextValues } from "./call-credentials.js";
+import { logCallFailure } from "./call-failure-log.js";
 import { serveTracedUnary } from "./call-tracing.js";
 import { CertificateReloader } from "./certificate-reloader.js";
 import { type RouteRegistrar, serverInterceptor } from "./connect-routes.js";
@@ -26,6 +28,7 @@ import {
   type UnaryMethod,
 } from "./grpc-unary.js";
 import { Http1Connections } from "./http1-connections.js";
+import { type Http2Limits, http2Settings, limitRequestRead, limitSessionIdle } from "./http2-limits.js";
 import { createProtocolMux } from "./protocol-mux.js";
 import type { ServerMetrics } from "./server-metrics.js";
 import { createTlsServer, readServerIdentity, type ServerTlsOptions } from "./server-tls.js";
@@ -37,10 +40,14 @@ export interface GrpcListenerOptions {
   readonly fastMethods: readonly UnaryMethod[];
   readonly metrics: ServerMetrics;
   readonly logger: Logger;
+  /** Rate-limited warn lines of calls that failed on the backend. */
+  readonly throttledLog: ThrottledLog;
   /** GRPC_SERVER_USE_TLS: TLS (and mTLS) with ALPN choosing HTTP/2 or HTTP/1.1; cleartext when absent. */
   readonly tls?: ServerTlsOptions | undefined;
   /** GRPC_MAX_CONNECTION_AGE(_GRACE) for HTTP/2 connections; no limit when absent. */
   readonly connectionAge?: ConnectionAgeOptions | undefined;
+  /** Stream cap, request read timeout and idle timeout of HTTP/2 connections. */
+  readonly limits: Http2Limits;
 }
 
 /** Where to listen: TCP host and port, or a unix socket path (GRPC_UDS). */
@@ -49,7 +56,8 @@ export type ListenAddress = { readonly host: string; readonly port: number } | {
 /**
  * The gRPC port: Envoy's plain gRPC over h2c or TLS (fast path for ShouldRateLimit and Health/Check), and
  * every service over gRPC, gRPC-Web and Connect through connect-node, on HTTP/2 and HTTP/1.1 alike.
- * HTTP/2 connections are aged out with GOAWAY as grpc-go's MaxConnectionAge does.
+ * HTTP/2 connections are aged out with GOAWAY as grpc-go's MaxConnectionAge does, and bounded by
+ * {@link Http2Limits}.
  */
 export class GrpcListener {
   readonly #server: Server;
@@ -65,23 +73,28 @@ export class GrpcListener {
       routes: (r) => {
         for (const register of options.routes) register(r);
       },
-      interceptors: [serverInterceptor(options.metrics, options.logger)],
+      interceptors: [serverInterceptor(options.metrics, options.logger, options.throttledLog)],
       readMaxBytes: MAX_MESSAGE_BYTES,
       contextValues: callContextValues,
     });
     const fast = new Map(options.fastMethods.map((m) => [m.path, m]));
-    const onDone: CallDone = (method, startedMs) => options.metrics.record(method.name, startedMs);
-    const age = options.connectionAge;
-    const http2 = createHttp2Server({ maxSessionMemory: 64 });
+    const onDone: CallDone = (method, startedMs, _code, _message, error) => {
+      options.metrics.record(method.name, startedMs);
+      if (error !== undefined) logCallFailure(options.throttledLog, method.path, error);
+    };
+    const { connectionAge: age, limits } = options;
+    const http2 = createHttp2Server({ maxSessionMemory: 64, settings: http2Settings(limits) });
     http2.on("session", (session: Http2Session) => {
       this.#sessions.add(session);
       session.on("close", () => this.#sessions.delete(session));
       session.on("error", () => session.destroy());
       if (age !== undefined) limitSessionAge(session, age);
+      limitSessionIdle(session, limits.maxIdleMs);
     });
     http2.on(
       "stream",
       (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, raw: string[]) => {
+        limitRequestRead(stream, headers, limits.requestReadTimeoutMs);
         const method = fast.get(headers[":path"] ?? "");
         if (method !== undefined && isFastPathStream(headers)) {
           // One boolean per call while nobody traces: the event objects are built only for listeners.
@@ -93,7 +106,7 @@ export class GrpcListener {
       },
     );
     this.#http1 = createHttp1Server((req: IncomingMessage, res: ServerResponse) => adapter(req, res));
-    const http1 = new Http1Connections(this.#http1);
+    const http1 = new Http1Connections(this.#http1, limits.requestReadTimeoutMs);
     this.#http1Connections = http1;
     if (options.tls === undefined) {
       this.#server = createProtocolMux(

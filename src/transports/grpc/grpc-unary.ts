@@ -15,8 +15,17 @@ export interface UnaryMethod {
   readonly call: (request: Buffer) => Buffer | Promise<Buffer>;
 }
 
-/** Called once per answered call with its gRPC status (0 = OK) and, on failure, the status message. */
-export type CallDone = (method: UnaryMethod, startedMs: number, code: number, message?: string) => void;
+/**
+ * Called once per answered call with its gRPC status (0 = OK) and, on failure, the status message and the
+ * error the method threw (absent when the call was refused before it ran).
+ */
+export type CallDone = (
+  method: UnaryMethod,
+  startedMs: number,
+  code: number,
+  message?: string,
+  error?: unknown,
+) => void;
 
 /** gRPC's default maximum receive message size. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -47,6 +56,12 @@ export function grpcTimeoutMs(header: string | undefined): number | undefined {
  * Serves one unary call: collects the single length-prefixed message, calls the method, and answers with
  * the message and `grpc-status: 0` trailers, or a trailers-only error. A call whose deadline passed, or
  * whose client went away, gets no answer written.
+ *
+ * A message over {@link MAX_MESSAGE_BYTES} is refused as soon as its length prefix is read (grpc-go's
+ * check), but answered only once the client has finished sending, the rest of the body being read and
+ * dropped: a client still writing when the answer arrives may give up its connection (Node's client
+ * then refuses every later stream with ENHANCE_YOUR_CALM). GRPC_REQUEST_READ_TIMEOUT ends a body that
+ * never ends.
  */
 export function serveUnary(
   stream: ServerHttp2Stream,
@@ -58,26 +73,25 @@ export function serveUnary(
   const timeoutMs = grpcTimeoutMs(headers["grpc-timeout"] as string | undefined);
   const chunks: Buffer[] = [];
   let received = 0;
-  let rejected = false;
+  let declared = -1;
+  let tooLarge: string | undefined;
   stream.on("data", (chunk: Buffer) => {
-    if (rejected) return;
+    if (tooLarge !== undefined) return;
     received += chunk.length;
-    if (received > MAX_MESSAGE_BYTES + 5) {
-      rejected = true;
-      respondError(
-        stream,
-        Code.ResourceExhausted,
-        `grpc: received message larger than max (${received - 5} vs. ${MAX_MESSAGE_BYTES})`,
-      );
-      return;
-    }
     chunks.push(chunk);
+    if (declared < 0 && received >= 5) declared = lengthPrefixOf(chunks);
+    if (declared > MAX_MESSAGE_BYTES || received > MAX_MESSAGE_BYTES + 5) {
+      tooLarge = `grpc: received message larger than max (${Math.max(declared, received - 5)} vs. ${MAX_MESSAGE_BYTES})`;
+      chunks.length = 0;
+    }
   });
   stream.on("error", () => {
     // A reset or broken connection: the client is gone, there is nobody to answer.
   });
   stream.on("end", () => {
-    if (rejected) return;
+    // A client that reset the stream or dropped the connection ends it too: nobody to answer.
+    if (stream.closed) return;
+    if (tooLarge !== undefined) return respondError(stream, Code.ResourceExhausted, tooLarge);
     const frame = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
     const problem = framingProblem(frame);
     if (problem !== undefined) {
@@ -95,7 +109,7 @@ export function serveUnary(
       } else {
         const status = grpcStatusOf(error);
         respondError(stream, status.code, status.message);
-        onDone(method, startedMs, status.code, status.message);
+        onDone(method, startedMs, status.code, status.message, error);
       }
     };
     try {
@@ -110,6 +124,12 @@ export function serveUnary(
       finish(undefined, error);
     }
   });
+}
+
+/** The message length declared by the first 5 bytes of the body (flag byte, then uint32 big-endian). */
+function lengthPrefixOf(chunks: readonly Buffer[]): number {
+  const first = chunks[0]!;
+  return (first.length >= 5 ? first : Buffer.concat(chunks)).readUInt32BE(1);
 }
 
 /** Why a request body is not exactly one uncompressed length-prefixed message, or undefined. */
@@ -137,7 +157,8 @@ function sendOkTrailers(this: ServerHttp2Stream): void {
 
 /** Headers, the complete response frame, and `grpc-status: 0` trailers. */
 function respondFrame(stream: ServerHttp2Stream, frame: Buffer): void {
-  if (stream.destroyed || stream.headersSent) return;
+  // `closed`: the client reset the stream or left while the call was running (respond() would throw).
+  if (stream.closed || stream.headersSent) return;
   stream.respond(OK_HEADERS, RESPOND_OPTIONS);
   stream.once("wantTrailers", sendOkTrailers);
   stream.end(frame);
@@ -145,7 +166,7 @@ function respondFrame(stream: ServerHttp2Stream, frame: Buffer): void {
 
 /** A trailers-only response carrying the status. */
 export function respondError(stream: ServerHttp2Stream, code: Code, message: string): void {
-  if (stream.destroyed || stream.headersSent) return;
+  if (stream.closed || stream.headersSent) return;
   stream.respond(
     {
       ":status": 200,

@@ -1,11 +1,20 @@
-import { isUtf8 } from "node:buffer";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Decision, DecisionDescriptor, DecisionRequest } from "../../engine/decision-request.js";
+import {
+  DEFAULT_REQUEST_LIMITS,
+  domainTooLong,
+  entryTooLong,
+  type RequestLimits,
+  tooManyDescriptors,
+  tooManyEntries,
+} from "../../engine/request-limits.js";
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
 } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
+import { scanRequestLimits } from "./scan-request-limits.js";
+import { UNUSUAL, WireReader } from "./wire-reader.js";
 
 /**
  * The hot path's protobuf codec for `ShouldRateLimit`, written against the wire format of
@@ -13,58 +22,11 @@ import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
  * shape and encodes a decision straight into a framed gRPC message, skipping protobuf-es's reflection.
  * Anything it does not handle itself — unknown fields, groups, malformed input, dynamic metadata — goes to
  * protobuf-es, so the results and the errors stay exactly protobuf-es's.
+ *
+ * {@link RequestLimits} are enforced while decoding: a request with too many descriptors or entries, or too
+ * long a string, is refused as soon as the excess is read, before the rest becomes objects. Messages left to
+ * protobuf-es are scanned for the same limits first.
  */
-
-class Unusual extends Error {}
-const UNUSUAL = new Unusual();
-
-/** A reader over one message's bytes that gives up (throws {@link UNUSUAL}) on anything unexpected. */
-class Reader {
-  pos: number;
-  constructor(
-    readonly buf: Buffer,
-    start: number,
-    readonly end: number,
-  ) {
-    this.pos = start;
-  }
-
-  varint(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (this.pos >= this.end) throw UNUSUAL;
-      const byte = this.buf[this.pos++]!;
-      if (shift < 28) result |= (byte & 0x7f) << shift;
-      else result += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) {
-        // Beyond 2^53 a number is no longer exact: protobuf-es decides those.
-        if (result > Number.MAX_SAFE_INTEGER) throw UNUSUAL;
-        return result;
-      }
-      shift += 7;
-      if (shift > 63) throw UNUSUAL;
-    }
-  }
-
-  /** A length-delimited field: returns its end offset and leaves `pos` at its start. */
-  length(): number {
-    const length = this.varint();
-    const end = this.pos + length;
-    if (end > this.end) throw UNUSUAL;
-    return end;
-  }
-
-  string(): string {
-    const end = this.length();
-    const text = this.buf.toString("utf8", this.pos, end);
-    // Buffer decoding turns invalid UTF-8 into U+FFFD; proto3 strings must be UTF-8 and protobuf-es
-    // (like grpc-go) refuses such a message.
-    if (text.includes("\uFFFD") && !isUtf8(this.buf.subarray(this.pos, end))) throw UNUSUAL;
-    this.pos = end;
-    return text;
-  }
-}
 
 /** A uint32 field; a longer varint (legal, truncated to 32 bits) is left to protobuf-es. */
 const uint32 = (value: number) => {
@@ -72,19 +34,35 @@ const uint32 = (value: number) => {
   return value;
 };
 
-function readEntry(reader: Reader, end: number): { key: string; value: string } {
+function readEntry(
+  reader: WireReader,
+  end: number,
+  limits: RequestLimits,
+  descriptor: number,
+  index: number,
+): { key: string; value: string } {
   let key = "";
   let value = "";
   while (reader.pos < end) {
     const tag = reader.varint();
-    if (tag === 0x0a) key = reader.string();
-    else if (tag === 0x12) value = reader.string();
-    else throw UNUSUAL;
+    if (tag === 0x0a) {
+      const text = reader.string(limits.maxEntryBytes);
+      if (text === undefined) throw entryTooLong(descriptor, index, "key", limits);
+      key = text;
+    } else if (tag === 0x12) {
+      const text = reader.string(limits.maxEntryBytes);
+      if (text === undefined) throw entryTooLong(descriptor, index, "value", limits);
+      value = text;
+    } else throw UNUSUAL;
   }
   return { key, value };
 }
 
-function readOverride(reader: Reader, end: number, into: { requestsPerUnit: number; unit: number }): void {
+function readOverride(
+  reader: WireReader,
+  end: number,
+  into: { requestsPerUnit: number; unit: number },
+): void {
   while (reader.pos < end) {
     const tag = reader.varint();
     if (tag === 0x08) into.requestsPerUnit = uint32(reader.varint());
@@ -97,15 +75,21 @@ function readOverride(reader: Reader, end: number, into: { requestsPerUnit: numb
   }
 }
 
-function readDescriptor(reader: Reader, end: number): DecisionDescriptor {
+function readDescriptor(
+  reader: WireReader,
+  end: number,
+  limits: RequestLimits,
+  index: number,
+): DecisionDescriptor {
   const entries: { key: string; value: string }[] = [];
   let limit: { requestsPerUnit: number; unit: number } | undefined;
   let hitsAddend: number | undefined;
   while (reader.pos < end) {
     const tag = reader.varint();
     if (tag === 0x0a) {
+      if (entries.length === limits.maxEntries) throw tooManyEntries(index, limits);
       const entryEnd = reader.length();
-      entries.push(readEntry(reader, entryEnd));
+      entries.push(readEntry(reader, entryEnd, limits, index, entries.length));
     } else if (tag === 0x12) {
       const limitEnd = reader.length();
       limit ??= { requestsPerUnit: 0, unit: 0 };
@@ -122,17 +106,21 @@ function readDescriptor(reader: Reader, end: number): DecisionDescriptor {
   return { entries, limit, hitsAddend };
 }
 
-function decodeFast(buf: Buffer, start: number, end: number): DecisionRequest {
-  const reader = new Reader(buf, start, end);
+function decodeFast(buf: Buffer, start: number, end: number, limits: RequestLimits): DecisionRequest {
+  const reader = new WireReader(buf, start, end);
   let domain = "";
   const descriptors: DecisionDescriptor[] = [];
   let hitsAddend = 0;
   while (reader.pos < end) {
     const tag = reader.varint();
-    if (tag === 0x0a) domain = reader.string();
-    else if (tag === 0x12) {
+    if (tag === 0x0a) {
+      const text = reader.string(limits.maxEntryBytes);
+      if (text === undefined) throw domainTooLong(limits);
+      domain = text;
+    } else if (tag === 0x12) {
+      if (descriptors.length === limits.maxDescriptors) throw tooManyDescriptors(limits);
       const descriptorEnd = reader.length();
-      descriptors.push(readDescriptor(reader, descriptorEnd));
+      descriptors.push(readDescriptor(reader, descriptorEnd, limits, descriptors.length));
     } else if (tag === 0x18) hitsAddend = uint32(reader.varint());
     else throw UNUSUAL;
   }
@@ -141,14 +129,18 @@ function decodeFast(buf: Buffer, start: number, end: number): DecisionRequest {
 
 /**
  * Decodes a `RateLimitRequest` into the engine's request shape. Throws protobuf-es's error for input that
- * is not a valid message.
+ * is not a valid message, and an `InvalidArgumentError` for one beyond `limits`.
  */
-export function decodeRateLimitRequest(bytes: Uint8Array): DecisionRequest {
+export function decodeRateLimitRequest(
+  bytes: Uint8Array,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): DecisionRequest {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   try {
-    return decodeFast(buf, 0, buf.length);
+    return decodeFast(buf, 0, buf.length, limits);
   } catch (error) {
     if (error !== UNUSUAL) throw error;
+    scanRequestLimits(buf, limits);
     return fromBinary(RateLimitRequestSchema, bytes);
   }
 }

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import type { AccessGuard } from "../../auth/authenticator.js";
+import type { HandlerContext } from "@connectrpc/connect";
+import { type UsersAccess, type UsersOperation, usersRefusalText } from "../../auth/users-access.js";
 import {
   DeleteUserResponseSchema,
   ListUsersResponseSchema,
@@ -9,43 +10,51 @@ import {
 import type { User } from "../../users/user.js";
 import { userIdOf } from "../../users/user-input.js";
 import type { UserService } from "../../users/user-service.js";
-import { guarded } from "./call-credentials.js";
+import { credentialsOfCall, refusalError } from "./call-credentials.js";
 import type { RouteRegistrar } from "./connect-routes.js";
 
 /**
  * `ratelimitd.users.v1.UserService` over gRPC, gRPC-Web and Connect: the same {@link UserService} as the
  * REST routes, so validation and error texts are the same (statuses: INVALID_ARGUMENT, ALREADY_EXISTS,
- * NOT_FOUND, INTERNAL, mapped in `grpc-status.ts`). With `guard` (USERS_REQUIRE_AUTH), every call needs
- * the credentials of a `manage_options` user.
+ * NOT_FOUND, INTERNAL, mapped in `grpc-status.ts`), and the same {@link UsersAccess} decides which calls
+ * need `manage_options` credentials in the `authorization` metadata.
  */
-export function userServiceRoutes(service: UserService, guard?: AccessGuard): RouteRegistrar {
-  const check = guarded(guard);
+export function userServiceRoutes(service: UserService, access: UsersAccess): RouteRegistrar {
+  const check = async (operation: UsersOperation, context: HandlerContext) => {
+    const decision = await access(operation, credentialsOfCall(context));
+    if (!decision.allowed) throw refusalError(decision, usersRefusalText(decision));
+  };
   return (router) => {
     router.service(UserServiceDescriptor, {
-      createUser: check(async (request) =>
-        userMessage(
+      async createUser(request, context) {
+        await check({ kind: "create" }, context);
+        return userMessage(
           await service.create({ name: request.name, email: request.email, password: request.password }),
-        ),
-      ),
-      updateUser: check(async (request) =>
-        userMessage(
-          await service.update(userIdOf(request.id), {
-            name: request.name,
-            email: request.email,
-            password: request.password,
-          }),
-        ),
-      ),
-      deleteUser: check(async (request) => {
-        await service.delete(userIdOf(request.id));
+        );
+      },
+      async updateUser(request, context) {
+        const id = userIdOf(request.id);
+        await check({ kind: "update", userId: id }, context);
+        return userMessage(
+          await service.update(id, { name: request.name, email: request.email, password: request.password }),
+        );
+      },
+      async deleteUser(request, context) {
+        const id = userIdOf(request.id);
+        await check({ kind: "delete", userId: id }, context);
+        await service.delete(id);
         return create(DeleteUserResponseSchema);
-      }),
-      getUser: check(async (request) => userMessage(await service.get(userIdOf(request.id)))),
-      listUsers: check(async (request) => {
+      },
+      async getUser(request, context) {
+        await check({ kind: "get" }, context);
+        return userMessage(await service.get(userIdOf(request.id)));
+      },
+      async listUsers(request, context) {
+        await check({ kind: "list" }, context);
         const page = service.pageOf(request.limit, request.offset === 0 ? undefined : request.offset);
         const { users, total } = await service.list(page);
         return create(ListUsersResponseSchema, { users: users.map(userMessage), totalCount: BigInt(total) });
-      }),
+      },
     });
   };
 }

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttp2Server, type Http2Session } from "node:http2";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import type { Logger } from "../../observability/logger.js";
+import { Http1Connections } from "../grpc/http1-connections.js";
+import { type Http2Limits, http2Settings, limitRequestRead, limitSessionIdle } from "../grpc/http2-limits.js";
 import { createProtocolMux } from "../grpc/protocol-mux.js";
 import { sendGoError, sendNotFound } from "./http-responses.js";
 import type { HttpRoute } from "./http-route.js";
@@ -14,6 +16,7 @@ import type { HttpRoute } from "./http-route.js";
 export class HttpListener {
   readonly #server: NetServer;
   readonly #http1: Server;
+  readonly #http1Connections: Http1Connections;
   readonly #sessions = new Set<Http2Session>();
   readonly #sockets = new Set<Socket>();
 
@@ -21,21 +24,28 @@ export class HttpListener {
     private readonly routes: readonly HttpRoute[],
     private readonly logger: Logger,
     private readonly fallback: HttpRoute["handle"] = (_req, res) => sendNotFound(res),
+    /** The gRPC port's limits (stream cap, request read and idle timeouts), applied here too; none when absent. */
+    limits?: Http2Limits,
   ) {
     this.#http1 = createServer((req, res) => this.#dispatch(req, res));
     // Node's HTTP/2 compatibility objects offer what the routes use of IncomingMessage/ServerResponse
     // (method, url, headers, body events; writeHead, end), so one set of handlers serves both.
-    const http2 = createHttp2Server((req, res) =>
+    const http2 = createHttp2Server({ settings: limits ? http2Settings(limits) : {} }, (req, res) =>
       this.#dispatch(req as unknown as IncomingMessage, res as unknown as ServerResponse),
     );
     http2.on("session", (session: Http2Session) => {
       this.#sessions.add(session);
       session.on("close", () => this.#sessions.delete(session));
       session.on("error", () => session.destroy());
+      if (limits) limitSessionIdle(session, limits.maxIdleMs);
     });
+    if (limits)
+      http2.on("stream", (stream, headers) => limitRequestRead(stream, headers, limits.requestReadTimeoutMs));
+    const http1 = new Http1Connections(this.#http1, limits?.requestReadTimeoutMs ?? 0);
+    this.#http1Connections = http1;
     this.#server = createProtocolMux(
       (socket: Socket) => http2.emit("connection", socket),
-      (socket: Socket) => this.#http1.emit("connection", socket),
+      (socket: Socket) => http1.accept(socket),
     );
     this.#server.on("connection", (socket: Socket) => {
       this.#sockets.add(socket);
@@ -76,14 +86,13 @@ export class HttpListener {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const session of this.#sessions) session.close();
     this.#http1.close();
-    this.#http1.closeIdleConnections();
-    const idle = setInterval(() => this.#http1.closeIdleConnections(), 50);
+    // Node's closeIdleConnections() does nothing on a server that never listened itself.
+    this.#http1Connections.endAll();
     const timer = setTimeout(() => {
       for (const socket of this.#sockets) socket.destroy();
     }, graceMs);
     timer.unref();
     await closed;
     clearTimeout(timer);
-    clearInterval(idle);
   }
 }

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { fromJsonString, toJsonString } from "@bufbuild/protobuf";
+import { fromJson, fromJsonString, type JsonValue, toJsonString } from "@bufbuild/protobuf";
 import { CODE_OK, CODE_OVER_LIMIT } from "../../engine/decision-request.js";
-import { RatelimitdError } from "../../errors.js";
+import { type RequestLimits, tooManyDescriptors, tooManyEntries } from "../../engine/request-limits.js";
+import { BackendError, type InvalidArgumentError, messageOf, RatelimitdError } from "../../errors.js";
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
 } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
-import type { Logger } from "../../observability/logger.js";
 import { type JsonResponseEvent, jsonResponse } from "../../observability/request-channels.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { RateLimitService } from "../../service/rate-limit-service.js";
 import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
@@ -16,16 +17,25 @@ import { readBody, sendGoError } from "./http-responses.js";
 /**
  * `/json` (any method), exactly as the reference: proto3 JSON in; a body that does not parse, or any
  * service error, is `400 Bad Request`; otherwise 200 (OK), 429 (OVER_LIMIT) or 500 (UNKNOWN) with the
- * response as proto3 JSON.
+ * response as proto3 JSON. Each failure is logged at warn with the reference's text, `error: <details>`,
+ * through `log`: at most a line a second for backend failures and one for bad requests, with counts.
+ * Descriptor and entry counts beyond `limits` are refused from the parsed JSON, before protobuf-es builds
+ * the message.
  */
-export function jsonHandler(service: RateLimitService, logger: Logger) {
+export function jsonHandler(service: RateLimitService, log: ThrottledLog, limits: RequestLimits) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let request: ReturnType<typeof fromJsonString<typeof RateLimitRequestSchema>>;
     try {
-      const body = await readBody(req, MAX_MESSAGE_BYTES);
-      request = fromJsonString(RateLimitRequestSchema, body.toString("utf8"));
+      const text = (await readBody(req, MAX_MESSAGE_BYTES)).toString("utf8");
+      const json = parsedOrUndefined(text);
+      if (json === undefined) request = fromJsonString(RateLimitRequestSchema, text);
+      else {
+        const beyond = countBeyondLimits(json, limits);
+        if (beyond !== undefined) throw service.refused(beyond);
+        request = fromJson(RateLimitRequestSchema, json);
+      }
     } catch (error) {
-      if (logger.debugEnabled) logger.debug(`error reading /json request: ${(error as Error).message}`);
+      log.warn("/json request", () => `error: ${messageOf(error)}`);
       return sendGoError(res, 400, "Bad Request");
     }
     let json: string;
@@ -37,12 +47,38 @@ export function jsonHandler(service: RateLimitService, logger: Logger) {
       json = toJsonString(RateLimitResponseSchema, response);
       status = response.overallCode === CODE_OK ? 200 : response.overallCode === CODE_OVER_LIMIT ? 429 : 500;
     } catch (error) {
-      if (!(error instanceof RatelimitdError))
-        logger.error(`/json: unexpected error: ${(error as Error).stack}`);
-      else if (logger.debugEnabled) logger.debug(`/json: ${error.message}`);
+      if (error instanceof BackendError) log.warn("/json backend", () => `error: ${error.message}`);
+      else if (error instanceof RatelimitdError) log.warn("/json request", () => `error: ${error.message}`);
+      else log.error("/json unexpected", () => `/json: unexpected error: ${(error as Error).stack}`);
       return sendGoError(res, 400, "Bad Request");
     }
     res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
     res.end(json);
   };
+}
+
+/** The body as JSON, or undefined when it does not parse (protobuf-es then gives its own error). */
+function parsedOrUndefined(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request-limits error for too many descriptors or entries in a parsed `RateLimitRequest`, if any. */
+function countBeyondLimits(json: JsonValue, limits: RequestLimits): InvalidArgumentError | undefined {
+  const descriptors = isObject(json) ? json.descriptors : undefined;
+  if (!Array.isArray(descriptors)) return undefined;
+  if (descriptors.length > limits.maxDescriptors) return tooManyDescriptors(limits);
+  for (let i = 0; i < descriptors.length; i++) {
+    const descriptor = descriptors[i];
+    const entries = isObject(descriptor) ? descriptor.entries : undefined;
+    if (Array.isArray(entries) && entries.length > limits.maxEntries) return tooManyEntries(i, limits);
+  }
+  return undefined;
+}
+
+function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

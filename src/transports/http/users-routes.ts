@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AccessGuard } from "../../auth/authenticator.js";
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../errors.js";
+import { type UsersAccess, type UsersOperation, usersRefusalText } from "../../auth/users-access.js";
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError, OverloadedError } from "../../errors.js";
 import type { Logger } from "../../observability/logger.js";
 import { USER_ERROR_TEXT } from "../../users/user.js";
 import { userIdOf } from "../../users/user-input.js";
@@ -17,15 +17,12 @@ export interface UsersRoutesOptions {
   readonly maxBodyBytes: number;
   /** The OpenAPI document served at `{base}/users/openapi.json`. */
   readonly openApi: unknown;
-  /** Set when USERS_REQUIRE_AUTH: requests must carry credentials of a user with `manage_options`. */
-  readonly guard?: AccessGuard | undefined;
+  /** Which requests need `manage_options` credentials (USERS_REQUIRE_AUTH, accounts with capabilities). */
+  readonly access: UsersAccess;
   readonly logger: Logger;
 }
 
 type Body = Record<string, unknown>;
-
-/** Error texts of refused requests when USERS_REQUIRE_AUTH is on (the seed shows no authentication). */
-const ACCESS_TEXT = { 401: "Unauthorized", 403: "Forbidden", 429: "Too many requests" } as const;
 
 /**
  * The users REST API (spec users.md): `PUT|GET {base}/users`, `GET|PATCH|DELETE {base}/users/{id}`, JSON in
@@ -48,36 +45,50 @@ export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
         if (req.method !== "GET") return methodNotAllowed(res, "GET");
         return sendJson(res, 200, options.openApi);
       }
+      const isCollection = path === collection;
+      const id = isCollection ? undefined : userIdOf(path.slice(collection.length + 1));
+      const operation = operationOf(req.method, isCollection, id);
+      if (operation === undefined)
+        return methodNotAllowed(res, isCollection ? "GET, PUT" : "GET, PATCH, DELETE");
       try {
         // Inside the try: checking credentials reads the database, and its failure is this API's 500.
-        if (options.guard) {
-          const decision = await options.guard(credentialsOf(req));
-          if (!decision.allowed) return accessDenied(res, decision, { error: ACCESS_TEXT[decision.status] });
-        }
-        if (path === collection) {
-          if (req.method === "GET") return await list(req, res, service);
-          if (req.method === "PUT")
+        const decision = await options.access(operation, credentialsOf(req));
+        if (!decision.allowed) return accessDenied(res, decision, { error: usersRefusalText(decision) });
+        switch (operation.kind) {
+          case "list":
+            return await list(req, res, service);
+          case "create":
             return sendJson(res, 200, await service.create(await createInput(req, options)));
-          return methodNotAllowed(res, "GET, PUT");
+          case "get":
+            return sendJson(res, 200, await service.get(id));
+          case "delete":
+            await service.delete(id);
+            res.writeHead(200, { "content-length": 0 });
+            res.end();
+            return;
+          case "update":
+            if (id === undefined) throw new NotFoundError(USER_ERROR_TEXT.notFound);
+            return sendJson(res, 200, await service.update(id, await updateInput(req, options)));
         }
-        const id = userIdOf(path.slice(collection.length + 1));
-        if (req.method === "GET") return sendJson(res, 200, await service.get(id));
-        if (req.method === "DELETE") {
-          await service.delete(id);
-          res.writeHead(200, { "content-length": 0 });
-          res.end();
-          return;
-        }
-        if (req.method === "PATCH") {
-          if (id === undefined) throw new NotFoundError(USER_ERROR_TEXT.notFound);
-          return sendJson(res, 200, await service.update(id, await updateInput(req, options)));
-        }
-        return methodNotAllowed(res, "GET, PATCH, DELETE");
       } catch (error) {
         sendUserError(res, error, options.logger, `${req.method} ${path}`);
       }
     },
   };
+}
+
+/** The operation a method asks for on the collection or on one user; undefined for other methods. */
+function operationOf(
+  method: string | undefined,
+  isCollection: boolean,
+  userId: number | undefined,
+): UsersOperation | undefined {
+  if (isCollection)
+    return method === "GET" ? { kind: "list" } : method === "PUT" ? { kind: "create" } : undefined;
+  if (method === "GET") return { kind: "get" };
+  if (method === "PATCH") return { kind: "update", userId };
+  if (method === "DELETE") return { kind: "delete", userId };
+  return undefined;
 }
 
 async function list(req: IncomingMessage, res: ServerResponse, service: UserService): Promise<void> {
@@ -142,6 +153,10 @@ function sendUserError(res: ServerResponse, error: unknown, logger: Logger, what
     // forbids the header; the stream just ends).
     const close: Record<string, string> = res.req.httpVersionMajor === 1 ? { connection: "close" } : {};
     sendJson(res, 413, { error: USER_ERROR_TEXT.tooLarge }, close);
+    return;
+  }
+  if (error instanceof OverloadedError) {
+    sendJson(res, 503, { error: USER_ERROR_TEXT.busy }, { "retry-after": String(error.retryAfterSeconds) });
     return;
   }
   const known = USER_ERRORS.find(([type]) => error instanceof type);

@@ -10,10 +10,15 @@ t.test("statuses: the reference's UNKNOWN, INVALID_ARGUMENT, UNAVAILABLE, INTERN
     message: "rate limit domain must not be empty",
   });
   t.strictSame(grpcStatusOf(new InvalidArgumentError("bad")), { code: Code.InvalidArgument, message: "bad" });
-  t.strictSame(grpcStatusOf(new BackendError("redis x: down")), {
-    code: Code.Unavailable,
-    message: "redis x: down",
-  });
+  const backend = new BackendError(
+    "redis redis://*****@10.0.0.7:6379: no connection is up: connect ECONNREFUSED 10.0.0.7:6379",
+    { clientMessage: "redis: connection refused" },
+  );
+  t.strictSame(
+    grpcStatusOf(backend),
+    { code: Code.Unavailable, message: "redis: connection refused" },
+    "a backend failure shows clients its short text, never the address",
+  );
   t.strictSame(grpcStatusOf(new ConnectError("gone", Code.NotFound)), {
     code: Code.NotFound,
     message: "gone",

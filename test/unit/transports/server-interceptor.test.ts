@@ -2,21 +2,26 @@
 // `server error` while the log keeps the details.
 import { Code, ConnectError } from "@connectrpc/connect";
 import t from "tap";
-import { DatabaseError, InvalidArgumentError, NotFoundError } from "../../../src/errors.js";
+import { BackendError, DatabaseError, InvalidArgumentError, NotFoundError } from "../../../src/errors.js";
 import { Logger } from "../../../src/observability/logger.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
+import { ThrottledLog } from "../../../src/observability/throttled-log.js";
 import { serverInterceptor } from "../../../src/transports/grpc/connect-routes.js";
 import { ServerMetrics } from "../../../src/transports/grpc/server-metrics.js";
 
 /** Runs one unary call through the interceptor, the handler throwing `thrown`. */
-async function failedCall(thrown: unknown) {
+async function failedCall(
+  thrown: unknown,
+  method = { name: "CreateUser", parent: { typeName: "ratelimitd.users.v1.UserService" } },
+) {
   const logs: string[] = [];
   const logger = new Logger({ level: "info", format: "text", write: (line) => logs.push(line) });
-  const interceptor = serverInterceptor(new ServerMetrics(new StatsRegistry({ maxDynamicKeys: 10 })), logger);
-  const request = {
-    stream: false,
-    method: { name: "CreateUser", parent: { typeName: "ratelimitd.users.v1.UserService" } },
-  };
+  const interceptor = serverInterceptor(
+    new ServerMetrics(new StatsRegistry({ maxDynamicKeys: 10 })),
+    logger,
+    new ThrottledLog({ logger }),
+  );
+  const request = { stream: false, method };
   const call = interceptor(async () => {
     throw thrown;
   });
@@ -59,4 +64,20 @@ t.test("a ConnectError thrown by a handler passes through unchanged", async (t) 
   const { error } = await failedCall(new ConnectError("no credentials", Code.Unauthenticated));
   t.equal(error.code, Code.Unauthenticated);
   t.equal(error.rawMessage, "no credentials");
+});
+
+t.test("a backend failure: UNAVAILABLE with the short text; the details logged at warn", async (t) => {
+  const { error, logs } = await failedCall(
+    new BackendError("redis redis://*****@10.0.0.7:6379: no answer within 300 ms", {
+      clientMessage: "redis: no answer within 300 ms",
+    }),
+    { name: "ShouldRateLimit", parent: { typeName: "envoy.service.ratelimit.v3.RateLimitService" } },
+  );
+  t.equal(error.code, Code.Unavailable);
+  t.equal(error.rawMessage, "redis: no answer within 300 ms");
+  t.equal(logs.length, 1);
+  t.match(
+    logs[0],
+    / level=warning msg="envoy\.service\.ratelimit\.v3\.RateLimitService\/ShouldRateLimit failed: redis redis:\/\/\*\*\*\*\*@10\.0\.0\.7:6379: no answer within 300 ms"\n$/,
+  );
 });
