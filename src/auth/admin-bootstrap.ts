@@ -31,7 +31,8 @@ export async function bootstrapAdmin(options: AdminBootstrapOptions): Promise<st
   const changes: string[] = [];
   let found = await users.findByEmailKey(checked.value.emailKey);
   if (found === undefined) {
-    const passwordHash = await options.hasher.hash(randomBytes(32).toString("base64"));
+    // Never refused for a full queue: the daemon's own set-up, not a client's request.
+    const passwordHash = await options.hasher.hash(randomBytes(32).toString("base64"), { unbounded: true });
     const created = await users.create({ name: "Administrator", ...checked.value, passwordHash }, nowMs);
     if (created !== "duplicate") changes.push(`created user ${created.id}`);
     found = await users.findByEmailKey(checked.value.emailKey);

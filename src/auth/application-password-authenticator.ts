@@ -1,7 +1,9 @@
+import type { Logger } from "../observability/logger.js";
 import { emailKeyOf, isValidEmailAddress } from "../users/email-address.js";
 import type { UserStore } from "../users/user-store.js";
-import type { Authentication, Authenticator, Credentials } from "./authenticator.js";
+import type { Authentication, Authenticator, Credentials, Principal } from "./authenticator.js";
 import type { FailedAttemptLimiter } from "./failed-attempt-limiter.js";
+import { LoginLog } from "./login-log.js";
 import type { SqlAuthStore } from "./sql-auth-store.js";
 
 /** Options of {@link ApplicationPasswordAuthenticator}. */
@@ -9,6 +11,8 @@ export interface ApplicationPasswordAuthenticatorOptions {
   readonly users: UserStore;
   readonly auth: SqlAuthStore;
   readonly limiter: FailedAttemptLimiter;
+  /** Receives a warning per failed login and per address that gets throttled ({@link LoginLog}). */
+  readonly logger: Logger;
   readonly nowMs?: () => number;
 }
 
@@ -17,34 +21,48 @@ const RECORD_USE_EVERY_MS = 60_000;
 
 /**
  * HTTP Basic with application passwords: `Authorization: Basic base64(<email>:<application password>)`.
- * The user's own password is not accepted. Failed attempts count against the client's address
- * ({@link FailedAttemptLimiter}); an address over the limit is refused before its credentials are looked at.
+ * The user's own password is not accepted. Every attempt is counted against the client's address by the
+ * {@link FailedAttemptLimiter} before its credentials are looked at, and given back when they are good; an
+ * attempt over the limit is refused unchecked.
  */
 export class ApplicationPasswordAuthenticator implements Authenticator {
   readonly #options: ApplicationPasswordAuthenticatorOptions;
   readonly #nowMs: () => number;
+  readonly #log: LoginLog;
 
   constructor(options: ApplicationPasswordAuthenticatorOptions) {
     this.#options = options;
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#log = new LoginLog(options.logger, this.#nowMs);
   }
 
   async authenticate(credentials: Credentials): Promise<Authentication> {
     const basic = parseBasic(credentials.authorization);
     if (basic === undefined) return { kind: "anonymous" };
     const address = credentials.remoteAddress ?? "unknown";
-    const { limiter } = this.#options;
-    const waitSeconds = limiter.retryAfterSeconds(address);
-    if (waitSeconds > 0) return { kind: "throttled", retryAfterSeconds: waitSeconds };
-    const principal = await this.#verify(basic.email, basic.password, address);
-    if (principal !== undefined) return { kind: "authenticated", principal };
-    const blockedSeconds = limiter.recordFailure(address);
-    return blockedSeconds > 0
-      ? { kind: "throttled", retryAfterSeconds: blockedSeconds }
-      : { kind: "refused", reason: "unknown user or wrong application password" };
+    const attempt = await this.#options.limiter.attempt(address);
+    if (!attempt.allowed) {
+      this.#log.throttled(address, basic.email, attempt.retryAfterSeconds);
+      return { kind: "throttled", retryAfterSeconds: attempt.retryAfterSeconds };
+    }
+    let principal: Principal | undefined;
+    try {
+      principal = await this.#verify(basic.email, basic.password, address);
+    } catch (error) {
+      // The database failed, not the client: the attempt does not count against it.
+      await attempt.release();
+      throw error;
+    }
+    if (principal !== undefined) {
+      await attempt.release();
+      return { kind: "authenticated", principal };
+    }
+    this.#log.failed(address, basic.email);
+    return { kind: "refused", reason: "unknown user or wrong application password" };
   }
 
-  async #verify(email: string, password: string, address: string) {
+  /** The principal `email` + application `password` name, if they are good. */
+  async #verify(email: string, password: string, address: string): Promise<Principal | undefined> {
     const { users, auth } = this.#options;
     // No user has an invalid address; and one with a NUL would make PostgreSQL fail the query (a 500).
     const trimmed = email.trim();

@@ -1,93 +1,106 @@
-import { LRUCache } from "lru-cache";
+import type { CounterIncrement, CounterStore } from "../backends/counter-store.js";
 import { MemoryStore } from "../backends/memory/memory-store.js";
-import { buildRuleSet } from "../config/build-rule-set.js";
-import { parseRuleYaml } from "../config/yaml/parse-rule-yaml.js";
 import { DecisionEngine } from "../engine/decision-engine.js";
-import { CODE_OVER_LIMIT } from "../engine/decision-request.js";
-import type { Logger } from "../observability/logger.js";
+import { CODE_OVER_LIMIT, type DecisionRequest } from "../engine/decision-request.js";
+import type { RuleSet } from "../engine/rule-set.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
-import { RateLimitService } from "../service/rate-limit-service.js";
+import { AUTH_DOMAIN, failedAttemptRules } from "./failed-attempt-rules.js";
 
-/** The rate-limit domain of failed authentication attempts (visible in /stats like any other). */
-export const AUTH_DOMAIN = "ratelimitd_auth";
-
-/** Options of {@link FailedAttemptLimiter}. */
+/** What {@link FailedAttemptLimiter} decides with, handed in by the wiring. */
 export interface FailedAttemptLimiterOptions {
-  /** Failed attempts a client address may make per minute before it is refused for the rest of it. */
-  readonly failuresPerMinute: number;
-  readonly stats: StatsRegistry;
-  readonly logger: Logger;
+  readonly engine: DecisionEngine;
+  /** The rules of domain `ratelimitd_auth` ({@link failedAttemptRules}). */
+  readonly rules: RuleSet;
+  /** Where attempts are counted; its increments must be atomic (every store's are). */
+  readonly store: CounterStore;
   readonly nowMs?: () => number;
 }
 
+/** A login attempt counted against its address before its credentials are checked. */
+export type LoginAttempt =
+  | {
+      readonly allowed: true;
+      /** The credentials were good: the attempt is given back. A failed one stays counted. */
+      readonly release: () => Promise<void>;
+    }
+  | {
+      /** Over the budget: refuse without looking at the credentials. */
+      readonly allowed: false;
+      readonly retryAfterSeconds: number;
+    };
+
 /**
  * Throttles clients that keep failing to authenticate — with ratelimitd's own engine (the daemon dogfoods
- * itself): each failure is a `ShouldRateLimit` on domain `ratelimitd_auth`, descriptor
- * `remote_address=<ip>`, against an in-process memory store. Once over the limit, the address is refused
- * (even with good credentials) until the minute's window ends, so guessing cannot continue.
+ * itself): each attempt is a hit on domain `ratelimitd_auth`, descriptor `remote_address=<ip>`, taken
+ * before the credentials are checked and given back when they turn out good. So the count is failures plus
+ * checks in progress, and however many attempts arrive at once (HTTP/2 streams, many connections), at most
+ * the budget of them is ever checked in a window. An attempt over the budget is refused, and given back too:
+ * it checked nothing, so the count stays at the budget until the window ends.
  */
 export class FailedAttemptLimiter {
-  readonly #service: RateLimitService;
-  readonly #blockedUntilMs = new LRUCache<string, number>({ max: 100_000 });
+  readonly #options: FailedAttemptLimiterOptions;
   readonly #nowMs: () => number;
 
   constructor(options: FailedAttemptLimiterOptions) {
+    this.#options = options;
     this.#nowMs = options.nowMs ?? Date.now;
-    const yaml = `domain: ${AUTH_DOMAIN}\ndescriptors:\n  - key: remote_address\n    rate_limit: { unit: minute, requests_per_unit: ${options.failuresPerMinute} }\n`;
-    const rules = buildRuleSet([parseRuleYaml("failed-authentication.yaml", yaml)], {
-      mergeDomainConfig: false,
-      statsFor: (key) => options.stats.pinnedRuleStats(key),
-    });
-    const engine = new DecisionEngine({
-      nearLimitRatio: 0.8,
-      cacheKeyPrefix: "",
-      expirationJitterMaxSeconds: 0,
-      shadowMode: false,
-      quotaMode: false,
-      responseHeaders: undefined,
-      dynamicMetadata: false,
-      localCache: undefined,
-      stats: options.stats,
-      random: Math.random,
-    });
-    const counter = (name: string) => options.stats.counter(`ratelimit.auth.${name}`);
-    this.#service = new RateLimitService({
-      engine,
-      store: new MemoryStore({ nowMs: this.#nowMs }),
-      counters: {
-        configLoadSuccess: counter("config_load_success"),
-        configLoadError: counter("config_load_error"),
-        backendError: counter("backend_error"),
-        serviceError: counter("service_error"),
-      },
-      logger: options.logger,
-      stopIncrementWhenOverLimit: false,
-      nowMs: this.#nowMs,
-      initialRules: rules,
-    });
   }
 
-  /** Seconds until `address` may try again; 0 when it may now. */
-  retryAfterSeconds(address: string): number {
-    const until = this.#blockedUntilMs.get(address);
-    if (until === undefined) return 0;
-    const left = until - this.#nowMs();
-    if (left > 0) return Math.ceil(left / 1000);
-    this.#blockedUntilMs.delete(address);
-    return 0;
-  }
-
-  /** Counts a failed attempt; returns the seconds the address is now blocked for (0: not blocked). */
-  recordFailure(address: string): number {
-    // The memory store answers synchronously.
-    const decision = this.#service.shouldRateLimit({
+  /** Counts an attempt from `address`; its credentials may be checked only when it is allowed. */
+  async attempt(address: string): Promise<LoginAttempt> {
+    const { engine, rules, store } = this.#options;
+    const request: DecisionRequest = {
       domain: AUTH_DOMAIN,
       descriptors: [{ entries: [{ key: "remote_address", value: address }] }],
       hitsAddend: 1,
-    }) as Exclude<ReturnType<RateLimitService["shouldRateLimit"]>, Promise<unknown>>;
-    if (decision.overallCode !== CODE_OVER_LIMIT) return 0;
-    const seconds = Math.max(1, decision.statuses[0]?.durationUntilResetSeconds ?? 60);
-    this.#blockedUntilMs.set(address, this.#nowMs() + seconds * 1000);
-    return seconds;
+    };
+    const plan = engine.plan(rules, request, Math.floor(this.#nowMs() / 1000));
+    const decision = engine.complete(
+      plan,
+      await store.increment(plan.increments),
+      Math.floor(this.#nowMs() / 1000),
+    );
+    const giveBack = async () => {
+      await store.increment(
+        plan.increments.map((increment): CounterIncrement => ({ ...increment, hits: -1 })),
+      );
+    };
+    if (decision.overallCode !== CODE_OVER_LIMIT) return { allowed: true, release: giveBack };
+    await giveBack();
+    return {
+      allowed: false,
+      retryAfterSeconds: Math.max(1, decision.statuses[0]?.durationUntilResetSeconds ?? 60),
+    };
   }
+}
+
+/** Options of {@link createFailedAttemptLimiter}. */
+export interface CreateFailedAttemptLimiterOptions {
+  /** AUTH_FAILURES_PER_MINUTE: failed attempts an address may make per minute. */
+  readonly failuresPerMinute: number;
+  /** Receives the rule's `total_hits` and `over_limit` counters. */
+  readonly stats: StatsRegistry;
+  readonly nowMs?: () => number;
+}
+
+/** A limiter counting in this process (a {@link MemoryStore}), with an engine of its own. */
+export function createFailedAttemptLimiter(options: CreateFailedAttemptLimiterOptions): FailedAttemptLimiter {
+  const nowMs = options.nowMs ?? Date.now;
+  const engine = new DecisionEngine({
+    nearLimitRatio: 0.8,
+    cacheKeyPrefix: "",
+    expirationJitterMaxSeconds: 0,
+    shadowMode: false,
+    quotaMode: false,
+    responseHeaders: undefined,
+    dynamicMetadata: false,
+    localCache: undefined,
+    stats: options.stats,
+    random: Math.random,
+  });
+  const rules = failedAttemptRules(options.failuresPerMinute, options.stats);
+  const store = new MemoryStore({ nowMs });
+  // Sweeps the counters of past windows (an unref'd timer): one per address and minute otherwise stays.
+  void store.start();
+  return new FailedAttemptLimiter({ engine, rules, store, nowMs });
 }

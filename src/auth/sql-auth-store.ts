@@ -24,6 +24,14 @@ export class SqlAuthStore {
     return new Set(found.rows.map((row) => row.capability));
   }
 
+  /** Whether the user holds any capability at all (an administrator's account, say). */
+  async holdsAnyCapability(userId: number): Promise<boolean> {
+    const found = await this.db.query("SELECT 1 AS held FROM user_capabilities WHERE user_id = $1 LIMIT 1", [
+      userId,
+    ]);
+    return found.rows.length > 0;
+  }
+
   /** Grants a capability; true when the user did not have it yet. */
   async grant(userId: number, capability: string, nowMs: number): Promise<boolean> {
     try {

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { DatabaseError } from "../errors.js";
+import { workerEntry } from "../worker-entry.js";
 import type { SqlDatabase, SqlExecutor, SqlResult, SqlValue } from "./sql-database.js";
 import type { SqliteReply, SqliteRequest, SqliteWorkerData } from "./sqlite-protocol.js";
 
@@ -51,7 +51,7 @@ export class SqliteDatabase implements SqlDatabase {
   /** Opens (creating if needed) the database; rejects with a {@link DatabaseError} naming the file. */
   static async open(options: SqliteDatabaseOptions): Promise<SqliteDatabase> {
     const workerData: SqliteWorkerData = { path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? 5000 };
-    const worker = new Worker(workerEntry(), { workerData });
+    const worker = new Worker(workerEntry("sqlite-worker", import.meta.url), { workerData });
     const opened = await new Promise<SqliteReply>((resolve) => {
       worker.once("message", resolve);
       worker.once("error", (error) => resolve({ id: 0, ok: false, message: error.message, code: "" }));
@@ -128,13 +128,4 @@ export class SqliteDatabase implements SqlDatabase {
       this.#worker.postMessage({ ...request, id });
     });
   }
-}
-
-/**
- * The worker's module: the compiled `.js` beside this file; under a TypeScript loader (tests run the
- * sources) the `.ts` one, which the worker loads through the same loader.
- */
-function workerEntry(): URL {
-  const compiled = new URL("./sqlite-worker.js", import.meta.url);
-  return existsSync(compiled) ? compiled : new URL("./sqlite-worker.ts", import.meta.url);
 }

@@ -49,8 +49,8 @@ export interface MigrationServiceOptions {
 
 /**
  * The migrations API's operations, shared by the REST routes, the Connect service and the admin CLI.
- * Refusals are `NotFoundError` (404), `InvalidArgumentError` (400) and `ConflictError` (409) with the
- * spec's messages.
+ * Refusals are `NotFoundError` (404), `InvalidArgumentError` (400) and `ConflictError` (409: an execution
+ * already active, or a rollback of a migration already rolled back) with the spec's messages.
  */
 export class MigrationService {
   readonly #options: MigrationServiceOptions;
@@ -117,6 +117,7 @@ export class MigrationService {
         `Invalid parameter to-batch: must not be greater than the number of batches (${totalBatches}).`,
       );
     }
+    if (operation === "down") await this.#refuseRollbackOfReverted(id);
     const itemsTotal = Math.max(0, Math.min(totalItems, toBatch * batchSize) - (fromBatch - 1) * batchSize);
     const message =
       operation === "up" ? "Migration scheduled for execution." : "Rollback scheduled for execution.";
@@ -152,6 +153,21 @@ export class MigrationService {
   async execution(executionId: number): Promise<ExecutionRecord | undefined> {
     const { store } = this.#options;
     return store.execution(store.db, executionId);
+  }
+
+  /**
+   * A migration whose latest execution is `reverted` (a manual or automatic rollback) has nothing of its own
+   * left to undo: another rollback would only end `reverted` again with nothing processed. Refused (409)
+   * until a run comes first. Checked apart from the insert: a run scheduled in between would only make the
+   * refusal stale, and two rollbacks at once are already one too many for the unique index.
+   */
+  async #refuseRollbackOfReverted(id: string): Promise<void> {
+    const { store } = this.#options;
+    const latest = await store.latestExecution(store.db, id);
+    if (latest?.status !== "reverted") return;
+    throw new ConflictError(
+      `Migration ${id} is already rolled back (execution ${latest.id} reverted); run it again before another rollback.`,
+    );
   }
 
   #definition(id: string) {

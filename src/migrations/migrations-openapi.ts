@@ -56,7 +56,9 @@ const logParameters = [
   }),
 ];
 
-function schedule(operationId: string, summary: string) {
+const ACTIVE = "An execution of this migration is already scheduled or running";
+
+function schedule(operationId: string, summary: string, conflict: string) {
   return {
     operationId,
     summary,
@@ -66,7 +68,7 @@ function schedule(operationId: string, summary: string) {
       "200": { description: "Scheduled", content: json(ref("ScheduleResult")) },
       "400": error("Invalid parameters, not applicable, or cannot run"),
       "404": error("Unknown migration"),
-      "409": error("An execution of this migration is already scheduled or running"),
+      "409": error(conflict),
       ...ERRORS,
     },
   };
@@ -112,9 +114,15 @@ export function migrationsOpenApi(basePath: string): object {
           },
         },
       },
-      "/migrations/{migration_id}/run": { post: schedule("runMigration", "Schedule a run (operation up)") },
+      "/migrations/{migration_id}/run": {
+        post: schedule("runMigration", "Schedule a run (operation up)", ACTIVE),
+      },
       "/migrations/{migration_id}/rollback": {
-        post: schedule("rollbackMigration", "Schedule a rollback (operation down)"),
+        post: schedule(
+          "rollbackMigration",
+          "Schedule a rollback (operation down)",
+          `${ACTIVE}, or its latest execution is reverted (it is already rolled back)`,
+        ),
       },
       "/migrations/{migration_id}/executions": {
         get: {

@@ -75,6 +75,15 @@ export class SqlMigrationStore {
     return found.rows.map(executionOf);
   }
 
+  /** A migration's latest execution (highest id), if it has any. */
+  async latestExecution(ex: SqlExecutor, migrationId: string): Promise<ExecutionRecord | undefined> {
+    const found = await ex.query<Row>(
+      `SELECT ${EXECUTION_COLUMNS} FROM migration_executions WHERE migration_id = $1 ORDER BY id DESC LIMIT 1`,
+      [migrationId],
+    );
+    return found.rows[0] === undefined ? undefined : executionOf(found.rows[0]);
+  }
+
   /** The status of each migration's latest execution (highest id). */
   async latestStatuses(): Promise<Map<string, ExecutionStatus>> {
     const found = await this.db.query<{ migration_id: string; status: ExecutionStatus }>(

@@ -17,6 +17,11 @@ export interface PasswordHasherOptions {
    * work share). Default 2.
    */
   readonly concurrency?: number;
+  /**
+   * Hashes that may wait for a thread (USERS_PASSWORD_HASH_QUEUE); beyond, `hash` and `verify` reject at
+   * once with an `OverloadedError`. Default: no bound.
+   */
+  readonly maxQueued?: number;
 }
 
 const SALT_BYTES = 16;
@@ -39,14 +44,17 @@ export class PasswordHasher {
 
   constructor(options: PasswordHasherOptions = {}) {
     this.parameters = options.parameters ?? { logN: 15, r: 8, p: 1 };
-    this.#threads = new ScryptThreads(options.concurrency ?? 2);
+    this.#threads = new ScryptThreads({ threads: options.concurrency ?? 2, maxQueued: options.maxQueued });
   }
 
-  /** A new hash of `password` with a random salt. */
-  async hash(password: string): Promise<string> {
+  /**
+   * A new hash of `password` with a random salt. `unbounded`: wait however full the queue is (for the
+   * daemon's own work, never for a request).
+   */
+  async hash(password: string, options: { unbounded?: boolean } = {}): Promise<string> {
     const { logN, r, p } = this.parameters;
     const salt = randomBytes(SALT_BYTES);
-    const key = await this.#derive(password, salt, this.parameters);
+    const key = await this.#derive(password, salt, this.parameters, KEY_BYTES, options.unbounded);
     return `$scrypt$ln=${logN},r=${r},p=${p}$${unpadded(salt)}$${unpadded(key)}`;
   }
 
@@ -71,10 +79,11 @@ export class PasswordHasher {
     salt: Buffer,
     parameters: ScryptParameters,
     keyBytes = KEY_BYTES,
+    unbounded = false,
   ): Promise<Buffer> {
     const N = 2 ** parameters.logN;
     const options: ScryptOptions = { N, r: parameters.r, p: parameters.p, maxmem: 256 * N * parameters.r };
-    return this.#threads.derive(password.normalize("NFC"), salt, keyBytes, options);
+    return this.#threads.derive(password.normalize("NFC"), salt, keyBytes, options, unbounded);
   }
 
   /** Stops the hashing threads; hashes still waiting fail. */

@@ -39,7 +39,9 @@ export function checkEmail(email: string): Checked<{ email: string; emailKey: st
 /** Non-empty password of at most 1024 characters, taken as given (not trimmed). */
 export function checkPassword(password: string): Checked<string> {
   if (password.length === 0) return { ok: false, reason: "password is empty" };
-  if ([...password].length > MAX_PASSWORD_LENGTH) {
+  // A code point is at most two UTF-16 units: a longer string is refused without counting (gRPC messages
+  // may carry megabytes).
+  if (password.length > 2 * MAX_PASSWORD_LENGTH || [...password].length > MAX_PASSWORD_LENGTH) {
     return { ok: false, reason: `password is longer than ${MAX_PASSWORD_LENGTH} characters` };
   }
   return { ok: true, value: password };

@@ -16,6 +16,26 @@ export const USER_ERROR_TEXT = {
   methodNotAllowed: "Method not allowed",
   tooLarge: "Request entity too large",
   serverError: "server error",
+  /** 503 / UNAVAILABLE (ratelimitd's own): the password-hashing queue is full (USERS_PASSWORD_HASH_QUEUE). */
+  busy: "Too many passwords waiting to be hashed; try again later",
+} as const;
+
+/**
+ * Texts of the users API's refusals for lack of credentials (ratelimitd's own: the case study has no
+ * authentication), the same over REST, Connect and gRPC.
+ */
+export const USER_ACCESS_TEXT = {
+  /** 401 / UNAUTHENTICATED: no credentials. */
+  required:
+    "Authentication required: use HTTP Basic with an application password of a user holding manage_options.",
+  /** 401 / UNAUTHENTICATED: wrong credentials. */
+  refused: "Invalid e-mail address or application password.",
+  /** 403 / PERMISSION_DENIED with USERS_REQUIRE_AUTH. */
+  forbidden: "Sorry, you are not allowed to manage users.",
+  /** 403 / PERMISSION_DENIED: changing or deleting an account that holds a capability. */
+  forbiddenPrivileged: "Sorry, you are not allowed to change or delete a user that holds capabilities.",
+  /** 429 / RESOURCE_EXHAUSTED: the failed-login throttle. */
+  throttled: "Too many failed authentication attempts; try again later.",
 } as const;
 
 /** `name` bounds, after trimming. */

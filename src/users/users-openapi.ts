@@ -1,5 +1,5 @@
 import { MAX_EMAIL_LENGTH } from "./email-address.js";
-import { MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, USER_ERROR_TEXT } from "./user.js";
+import { MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, USER_ACCESS_TEXT, USER_ERROR_TEXT } from "./user.js";
 import { MAX_PAGE } from "./user-service.js";
 
 const json = (schema: object) => ({ "application/json": { schema } });
@@ -20,7 +20,26 @@ const notFound = error("No user has that id", USER_ERROR_TEXT.notFound);
 const duplicate = error("Another user has that e-mail address", USER_ERROR_TEXT.duplicateEmail);
 const tooLarge = error("Body larger than USERS_MAX_BODY_BYTES", USER_ERROR_TEXT.tooLarge);
 const serverError = error("Internal failure (details are logged)", USER_ERROR_TEXT.serverError);
+const busy = error(
+  "Too many passwords waiting to be hashed (USERS_PASSWORD_HASH_QUEUE); nothing was done, retry after Retry-After",
+  USER_ERROR_TEXT.busy,
+);
 const notAllowed = error("Method not allowed (see the Allow header)", USER_ERROR_TEXT.methodNotAllowed);
+/**
+ * Changing or deleting a user that holds a capability takes the credentials of a `manage_options` user;
+ * with USERS_REQUIRE_AUTH every operation does.
+ */
+const guarded = {
+  security: [{}, { applicationPassword: [] }],
+  responses: {
+    "401": error(
+      "No or wrong credentials where they are needed (WWW-Authenticate: Basic)",
+      USER_ACCESS_TEXT.required,
+    ),
+    "403": error("The credentials' user does not hold manage_options", USER_ACCESS_TEXT.forbiddenPrivileged),
+    "429": error("Too many failed logins from this address (Retry-After)", USER_ACCESS_TEXT.throttled),
+  },
+};
 
 /** The OpenAPI 3.1 document of the users REST routes under `basePath` (served at `{base}/users/openapi.json`). */
 export function usersOpenApi(basePath: string): object {
@@ -63,6 +82,7 @@ export function usersOpenApi(basePath: string): object {
             "405": notAllowed,
             "413": tooLarge,
             "500": serverError,
+            "503": busy,
           },
         },
       },
@@ -76,22 +96,29 @@ export function usersOpenApi(basePath: string): object {
         patch: {
           operationId: "updateUser",
           summary: "Change the attributes given (at least one)",
+          description: "A user holding any capability may only be changed with manage_options credentials.",
+          security: guarded.security,
           requestBody: { required: true, content: json({ $ref: "#/components/schemas/UpdateUser" }) },
           responses: {
             "200": userResponse,
+            ...guarded.responses,
             "400": badRequest,
             "403": duplicate,
             "404": notFound,
             "405": notAllowed,
             "413": tooLarge,
             "500": serverError,
+            "503": busy,
           },
         },
         delete: {
           operationId: "deleteUser",
           summary: "Delete a user for good (the e-mail address is free again at once)",
+          description: "A user holding any capability may only be deleted with manage_options credentials.",
+          security: guarded.security,
           responses: {
             "200": { description: "Deleted; empty body" },
+            ...guarded.responses,
             "404": notFound,
             "405": notAllowed,
             "500": serverError,
@@ -100,6 +127,13 @@ export function usersOpenApi(basePath: string): object {
       },
     },
     components: {
+      securitySchemes: {
+        applicationPassword: {
+          type: "http",
+          scheme: "basic",
+          description: "E-mail address and an application password of a user holding manage_options",
+        },
+      },
       schemas: {
         User: {
           type: "object",

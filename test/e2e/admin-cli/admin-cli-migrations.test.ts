@@ -225,6 +225,21 @@ function migrationCases(t: Test, cli: Cli, port: number, admin: MigrationsClient
       completed,
       execution({ id: 2, migration, operation: "down", status: "reverted", items: [1, 1] }),
     ]);
+
+    const again =
+      "Migration normalize-user-emails is already rolled back (execution 2 reverted); run it again before another rollback.";
+    expectRun(t, await cli("migrations", "rollback", migration), 1, [], refused(again));
+    expectRun(t, await cli("migrations", "rollback", migration, "--no-wait"), 1, [], refused(again));
+    const rest = await admin.post(`/migrations/${migration}/rollback`);
+    t.strictSame(
+      [rest.status, rest.json],
+      [409, { code: "migrations_error", success: false, message: again }],
+    );
+    t.equal(
+      jsonOf<unknown[]>(t, await cli("migrations", "executions", migration, "--json")).length,
+      2,
+      "nothing was scheduled",
+    );
   });
 
   t.test("refusals carry the migrations service's messages", async (t) => {

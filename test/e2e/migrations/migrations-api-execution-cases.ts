@@ -90,6 +90,13 @@ export function executionCases(t: Test, { db, api, expectError }: MigrationsApiC
       ((await api.get("/migrations?tags=batches")).json as { status: string }[])[0]?.status,
       "reverted",
     );
+    const again = `Migration three-items is already rolled back (execution ${id} reverted); run it again before another rollback.`;
+    expectError(t, await api.post("/migrations/three-items/rollback"), 409, again);
+    t.strictSame(
+      (await runsOf(db, "three-items")).filter((r) => r.startsWith("down")),
+      ["down:1", "down:2", "down:3"],
+      "nothing was scheduled",
+    );
   });
 
   t.test("a failing batch: the execution fails, and its automatic rollback runs as a child", async (t) => {
@@ -125,6 +132,12 @@ export function executionCases(t: Test, { db, api, expectError }: MigrationsApiC
       },
     ]);
     t.strictSame(await runsOf(db, "failing"), ["up:1", "down:1", "down:2"]);
+    expectError(
+      t,
+      await api.post("/migrations/failing/rollback"),
+      409,
+      `Migration failing is already rolled back (execution ${childId} reverted); run it again before another rollback.`,
+    );
     t.equal(
       ((await api.get("/migrations?tags=test")).json as { id: string; status: string }[]).find(
         (m) => m.id === "failing",

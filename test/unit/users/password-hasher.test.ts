@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import t from "tap";
+import { OverloadedError } from "../../../src/errors.js";
 import { PasswordHasher } from "../../../src/users/password-hasher.js";
 
 const cheap = new PasswordHasher({ parameters: { logN: 10, r: 8, p: 1 } });
@@ -74,4 +75,23 @@ t.test("hashing threads run at the lowest priority, and a closed hasher refuses 
   }
   await hasher.close();
   await t.rejects(hasher.verify("pw", stored), { message: "password hashing has been stopped" });
+});
+
+t.test("beyond maxQueued waiting hashes, more are refused at once, with a time to retry", async (t) => {
+  const hasher = new PasswordHasher({ parameters: { logN: 10, r: 8, p: 1 }, concurrency: 1, maxQueued: 2 });
+  t.teardown(() => hasher.close());
+  const outcome = (promise: Promise<string>) =>
+    promise.then(
+      () => "hashed",
+      (error: unknown) =>
+        error instanceof OverloadedError ? [error.message, error.retryAfterSeconds] : String(error),
+    );
+  // One runs, two wait, two are refused; the administrator bootstrap's hash is never refused.
+  const outcomes = await Promise.all([
+    ...["a", "b", "c", "d", "e"].map((pw) => outcome(hasher.hash(pw))),
+    outcome(hasher.hash("admin", { unbounded: true })),
+  ]);
+  const busy = ["Too many passwords waiting to be hashed; try again later", 1];
+  t.strictSame(outcomes, ["hashed", "hashed", "hashed", busy, busy, "hashed"]);
+  t.equal(await outcome(hasher.hash("f")), "hashed", "room again once the queue drained");
 });
