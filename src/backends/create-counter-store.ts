@@ -1,6 +1,8 @@
+import { getHeapStatistics } from "node:v8";
 import { SettingsError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
+import type { ThrottledLog } from "../observability/throttled-log.js";
 import type { Settings } from "../settings/load-settings.js";
 import type { CounterStore } from "./counter-store.js";
 import { memcachedEndpoints } from "./memcached/memcached-address.js";
@@ -14,13 +16,15 @@ import { type TlsFiles, tlsOptionsFromFiles } from "./tls-files.js";
 export interface StoreContext {
   readonly stats: StatsRegistry;
   readonly logger: Logger;
+  /** Rate-limited lines: per-request errors, connections lost and back. */
+  readonly throttledLog: ThrottledLog;
 }
 
 /** The one place a backend is chosen from BACKEND_TYPE and given its narrow options. */
 export function createCounterStore(settings: Settings, context: StoreContext): CounterStore {
   switch (settings.backend) {
     case "memory":
-      return new MemoryStore();
+      return memoryStore(settings, context);
     case "redis":
       return new RedisStore({
         main: mainPool(settings, context),
@@ -37,10 +41,32 @@ export function createCounterStore(settings: Settings, context: StoreContext): C
   }
 }
 
+/**
+ * The memory store with its byte budget, `ratelimit.memory.evictions` and gauges of what it holds. A budget
+ * V8's heap could not hold beside everything else is warned about at start-up.
+ */
+function memoryStore(s: Settings, { stats, logger }: StoreContext): MemoryStore {
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  if (s.memoryMaxBytes > heapLimit / 2) {
+    logger.warn(
+      `MEMORY_MAX_BYTES=${s.memoryMaxBytes} is more than half of the V8 heap limit (${heapLimit} bytes): the process may run out of memory first; lower it or raise node's --max-old-space-size`,
+    );
+  }
+  const scope = "ratelimit.memory";
+  const store = new MemoryStore({
+    maxBytes: s.memoryMaxBytes,
+    reports: { evictions: stats.counter(`${scope}.evictions`), log: logger },
+  });
+  stats.gauge(`${scope}.bytes`, undefined, () => store.bytes);
+  stats.gauge(`${scope}.keys`, undefined, () => store.size);
+  stats.gauge(`${scope}.max_bytes`, undefined, () => store.maxBytes);
+  return store;
+}
+
 /** gomemcache's `DefaultTimeout`, which the reference keeps: the bound on each memcached operation. */
 const MEMCACHE_TIMEOUT_MS = 100;
 
-function memcachedStore(s: Settings, { stats, logger }: StoreContext): MemcachedStore {
+function memcachedStore(s: Settings, { stats, logger, throttledLog }: StoreContext): MemcachedStore {
   if (s.memcacheHostPort.length === 0 && s.memcacheSrv === "") {
     throw new SettingsError(["BACKEND_TYPE=memcache needs MEMCACHE_HOST_PORT or MEMCACHE_SRV"]);
   }
@@ -75,6 +101,7 @@ function memcachedStore(s: Settings, { stats, logger }: StoreContext): Memcached
       keysFound: stats.counter(`${scope}.keys_found`),
     },
     log: logger,
+    throttledLog,
   });
 }
 
@@ -97,6 +124,7 @@ function poolStats(scope: string, { stats }: StoreContext): RedisPoolOptions["st
 
 function mainPool(s: Settings, context: StoreContext): RedisPoolOptions {
   return {
+    name: "redis",
     endpoint: {
       type: s.redisType,
       socketType: s.redisSocketType,
@@ -112,11 +140,13 @@ function mainPool(s: Settings, context: StoreContext): RedisPoolOptions {
     clusterParallelism: s.redisClusterPipelineParallelism,
     stats: poolStats("ratelimit.redis_pool", context),
     log: context.logger,
+    throttledLog: context.throttledLog,
   };
 }
 
 function perSecondPool(s: Settings, context: StoreContext): RedisPoolOptions {
   return {
+    name: "redis per-second",
     endpoint: {
       type: s.redisPerSecondType,
       socketType: s.redisPerSecondSocketType,
@@ -132,5 +162,6 @@ function perSecondPool(s: Settings, context: StoreContext): RedisPoolOptions {
     clusterParallelism: s.redisPerSecondClusterPipelineParallelism,
     stats: poolStats("ratelimit.redis_per_second_pool", context),
     log: context.logger,
+    throttledLog: context.throttledLog,
   };
 }

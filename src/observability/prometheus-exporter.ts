@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { type Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { Logger } from "./logger.js";
 import type { PrometheusMapping, PrometheusSeries, StatKind } from "./prometheus-mapping.js";
 import {
@@ -28,8 +28,8 @@ type Family = Omit<MetricFamily, "series"> & { series: Map<string, MetricFamily[
 /**
  * Prometheus metrics read live from the stats registry at every scrape (cumulative values, no flush
  * delay), named by a statsd_exporter mapping as the reference's sink names them, followed by Node's
- * process metrics (prom-client's defaults, started on the first scrape). Timers that map to histograms
- * count into their buckets from construction on.
+ * process metrics (prom-client's defaults, created with the exporter; CPU time counts from process start).
+ * Timers that map to histograms count into their buckets from construction on.
  */
 export class PrometheusExporter {
   readonly #registry: StatsRegistry;
@@ -37,11 +37,12 @@ export class PrometheusExporter {
   // Keyed by the stat object, so request-derived stats evicted from the registry take their entry along.
   readonly #seriesOf = new WeakMap<object, PrometheusSeries | null>();
   readonly #conflicts = new Set<string>();
-  #process: Registry | undefined;
+  readonly #process: Registry;
 
   constructor(registry: StatsRegistry, options: PrometheusExporterOptions) {
     this.#registry = registry;
     this.#options = options;
+    this.#process = processRegistry();
     registry.setTimerHistograms((name) => {
       const series = options.mapping.map(name, "timer");
       return series?.observer === "histogram" ? { bounds: series.buckets, scale: series.scale } : undefined;
@@ -50,7 +51,6 @@ export class PrometheusExporter {
 
   /** The exposition text of every stat and of the process. */
   async text(): Promise<string> {
-    this.#process ??= processRegistry();
     // prom-client prints NaN as `Nan` (Prometheus' own parser reads any case, stricter ones do not).
     return this.statsText() + (await this.#process.metrics()).replace(/ Nan$/gm, " NaN");
   }
@@ -144,8 +144,21 @@ function timerValue(timer: StatTimer, series: PrometheusSeries): SeriesValue {
   return { kind: "summary", value: { sum, count: timer.count } };
 }
 
+/**
+ * prom-client's default metrics in a registry of their own. Its CPU counters start at zero when created
+ * and add the usage since then at each scrape (lib/metrics/processCpuTotal.js); they are given the
+ * process's usage so far, so they count from process start as Go's process collector (which reads
+ * /proc/self/stat) does in the reference.
+ */
 function processRegistry(): Registry {
   const registry = new Registry();
+  // Read before the counters take their own starting point: nothing is counted twice.
+  const used = process.cpuUsage();
   collectDefaultMetrics({ register: registry });
+  const add = (name: string, micros: number) =>
+    (registry.getSingleMetric(name) as Counter | undefined)?.inc(micros / 1e6);
+  add("process_cpu_user_seconds_total", used.user);
+  add("process_cpu_system_seconds_total", used.system);
+  add("process_cpu_seconds_total", used.user + used.system);
   return registry;
 }

@@ -3,6 +3,7 @@ import { createCounterStore } from "../../src/backends/create-counter-store.js";
 import { MemcachedStore } from "../../src/backends/memcached/memcached-store.js";
 import { Logger } from "../../src/observability/logger.js";
 import { StatsRegistry } from "../../src/observability/stats-registry.js";
+import { ThrottledLog } from "../../src/observability/throttled-log.js";
 import { loadSettings } from "../../src/settings/load-settings.js";
 
 /** A memcached store built the way the daemon builds it (settings → factory), with its logs and stats. */
@@ -35,7 +36,7 @@ export async function memcachedStoreFrom(
     },
   });
   const stats = new StatsRegistry({ maxDynamicKeys: 100 });
-  const store = createCounterStore(settings, { stats, logger });
+  const store = createCounterStore(settings, { stats, logger, throttledLog: new ThrottledLog({ logger }) });
   if (!(store instanceof MemcachedStore))
     throw new Error(`BACKEND_TYPE=memcache built a ${store.name} store`);
   t.teardown(() => store.close());

@@ -3,13 +3,14 @@ import type { CounterStore } from "../../src/backends/counter-store.js";
 import { createCounterStore } from "../../src/backends/create-counter-store.js";
 import { Logger } from "../../src/observability/logger.js";
 import { StatsRegistry } from "../../src/observability/stats-registry.js";
+import { ThrottledLog } from "../../src/observability/throttled-log.js";
 import { loadSettings } from "../../src/settings/load-settings.js";
 
 /** A Redis store built the way the daemon builds it (settings → factory), with its logs and stats. */
 export interface RedisStoreUnderTest {
   readonly store: CounterStore;
   readonly stats: StatsRegistry;
-  /** Log lines so far. */
+  /** What was logged so far, one `<level>: <message>` per line (levels as logrus names them). */
   readonly logs: string[];
 }
 
@@ -30,9 +31,16 @@ export async function redisStoreFrom(
     ...env,
   });
   const logs: string[] = [];
-  const logger = new Logger({ level: "info", format: "text", write: (line) => logs.push(line.trimEnd()) });
+  const logger = new Logger({
+    level: "info",
+    format: "json",
+    write: (line) => {
+      const record = JSON.parse(line) as { level: string; "@message": string };
+      logs.push(`${record.level}: ${record["@message"]}`);
+    },
+  });
   const stats = new StatsRegistry({ maxDynamicKeys: 100 });
-  const store = createCounterStore(settings, { stats, logger });
+  const store = createCounterStore(settings, { stats, logger, throttledLog: new ThrottledLog({ logger }) });
   t.teardown(() => store.close());
   if (options.start !== false) await store.start();
   return { store, stats, logs };

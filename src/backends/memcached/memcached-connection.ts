@@ -1,6 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { BackendError } from "../../errors.js";
+import { clientReasonOf, DetailedFailure } from "../client-reason.js";
 import type { MemcachedEndpoint } from "./memcached-address.js";
 import {
   addFrame,
@@ -22,6 +23,12 @@ export interface MemcachedConnectionOptions {
   readonly tls: ConnectionOptions | undefined;
   /** Bound on each operation, connecting included, in ms. */
   readonly timeoutMs: number;
+  /**
+   * Called when the connection starts answering (the first response on a new socket: a node that accepts
+   * connections but never answers is not up) and when such a connection fails (with the reason). Never
+   * called for {@link MemcachedConnection.close}.
+   */
+  readonly onStateChange?: (up: boolean, reason: Error | undefined) => void;
 }
 
 interface Operation {
@@ -60,6 +67,8 @@ export class MemcachedConnection {
   #retryAtMs = 0;
   #lastError: Error | undefined;
   #closing = false;
+  /** Whether the current socket has answered. */
+  #answering = false;
 
   constructor(options: MemcachedConnectionOptions) {
     this.#options = options;
@@ -154,8 +163,10 @@ export class MemcachedConnection {
   ): void {
     const socket = this.#writableSocket();
     if (socket === undefined) {
-      const reason = this.#closing ? "connection closed" : (this.#lastError?.message ?? "unavailable");
-      onError(new BackendError(`memcache ${this.label}: ${reason}`, { cause: this.#lastError }));
+      const cause = this.#closing
+        ? new DetailedFailure("connection closed", "connection closed")
+        : (this.#lastError ?? new DetailedFailure("unavailable", "unavailable"));
+      onError(this.#failure(cause));
       return;
     }
     this.#opaque = this.#opaque === 0xffffffff ? 1 : this.#opaque + 1;
@@ -193,7 +204,9 @@ export class MemcachedConnection {
     if (!("path" in target)) socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.#onData(socket, chunk));
     socket.on("error", (error: Error) => this.#fail(socket, error));
-    socket.on("close", () => this.#fail(socket, new Error("connection closed by the server")));
+    socket.on("close", () =>
+      this.#fail(socket, new DetailedFailure("connection closed by the server", "connection closed")),
+    );
     this.#socket = socket;
     return socket;
   }
@@ -206,14 +219,16 @@ export class MemcachedConnection {
       const response = parseResponse(this.#input.subarray(offset));
       if (response === undefined) break;
       if (response.header.magic !== RESPONSE_MAGIC) {
-        this.#fail(
-          socket,
-          new Error(`unexpected bytes from the server (magic 0x${response.header.magic.toString(16)})`),
-        );
+        const text = `unexpected bytes from the server (magic 0x${response.header.magic.toString(16)})`;
+        this.#fail(socket, new DetailedFailure(text, "protocol error"));
         return;
       }
       offset += frameLength(response);
       this.#failures = 0;
+      if (!this.#answering) {
+        this.#answering = true;
+        this.#options.onStateChange?.(true, undefined);
+      }
       const operation = this.#operations.get(response.header.opaque);
       if (operation?.onResponse(response)) {
         operation!.done = true;
@@ -240,7 +255,11 @@ export class MemcachedConnection {
     this.#head = 0;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const reason = new BackendError(`memcache ${this.label}: ${error.message}`, { cause: error });
+    if (this.#answering) {
+      this.#answering = false;
+      if (!this.#closing) this.#options.onStateChange?.(false, error);
+    }
+    const reason = this.#failure(error);
     for (const operation of failed) {
       operation.done = true;
       operation.onError(reason);
@@ -248,7 +267,16 @@ export class MemcachedConnection {
   }
 
   #statusError(what: string, response: MemcachedResponse): BackendError {
-    return new BackendError(`memcache ${this.label}: ${what} failed: ${statusText(response.header.status)}`);
+    const text = `${what} failed: ${statusText(response.header.status)}`;
+    return new BackendError(`memcache ${this.label}: ${text}`, { clientMessage: `memcache: ${text}` });
+  }
+
+  /** Its details (with the node's address) for the log, its reason for anyone else. */
+  #failure(cause: Error): BackendError {
+    return new BackendError(`memcache ${this.label}: ${cause.message}`, {
+      cause,
+      clientMessage: `memcache: ${clientReasonOf(cause)}`,
+    });
   }
 
   /** The oldest operation still waiting (whose deadline comes first). */
@@ -279,7 +307,8 @@ export class MemcachedConnection {
       const oldest = this.#oldest();
       if (oldest === undefined) return;
       if (oldest.deadline <= performance.now() && this.#socket) {
-        this.#fail(this.#socket, new Error(`no answer within ${this.#options.timeoutMs}ms`));
+        const text = `no answer within ${this.#options.timeoutMs}ms`;
+        this.#fail(this.#socket, new DetailedFailure(text, text));
         return;
       }
       this.#armTimer();

@@ -1,9 +1,9 @@
 import type { Counter } from "../../engine/rule-set.js";
 import { messageOf } from "../../errors.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { CounterIncrement } from "../counter-store.js";
 import type { MemcachedConnection } from "./memcached-connection.js";
 import { exptimeFor } from "./memcached-key.js";
-import type { ThrottledErrors } from "./memcached-log.js";
 
 /** `ratelimit.memcache.*` (spec §3.10), counted as the reference's stats-collecting client counts them. */
 export interface MemcacheStats {
@@ -29,13 +29,13 @@ const MAX_PENDING = 10_000;
  */
 export class BackgroundIncrements {
   readonly #stats: MemcacheStats;
-  readonly #errors: ThrottledErrors;
+  readonly #errors: ThrottledLog;
   readonly #nowMs: () => number;
   readonly #pending = new Set<Promise<void>>();
   /** Keys that were absent when read, with the work creating them. */
   readonly #creating = new Map<string, Promise<void>>();
 
-  constructor(stats: MemcacheStats, errors: ThrottledErrors, nowMs: () => number) {
+  constructor(stats: MemcacheStats, errors: ThrottledLog, nowMs: () => number) {
     this.#stats = stats;
     this.#errors = errors;
     this.#nowMs = nowMs;
@@ -58,7 +58,7 @@ export class BackgroundIncrements {
     if (this.#pending.size >= MAX_PENDING) {
       this.#stats.incrementError.add(1);
       this.#errors.error(
-        "increment",
+        "memcache increment",
         () => `Failed to increment key ${increment.key}: ${MAX_PENDING} increments already in flight`,
       );
       return;
@@ -98,7 +98,7 @@ export class BackgroundIncrements {
     if (connection === undefined) {
       this.#stats.incrementError.add(1);
       this.#errors.error(
-        "increment",
+        "memcache increment",
         () => `Failed to increment key ${key}: memcache: no servers configured or available`,
       );
       return;
@@ -118,7 +118,7 @@ export class BackgroundIncrements {
           : step === "increment"
             ? `Failed to increment key ${key}: ${messageOf(error)}`
             : `Failed to increment key ${key} after failing to add: ${messageOf(error)}`;
-      this.#errors.error(step, () => text);
+      this.#errors.error(`memcache ${step}`, () => text);
     }
   }
 

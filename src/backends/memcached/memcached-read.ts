@@ -1,7 +1,7 @@
-import { BackendError, messageOf } from "../../errors.js";
+import { messageOf } from "../../errors.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { MemcachedConnection } from "./memcached-connection.js";
 import type { MemcacheStats } from "./memcached-increments.js";
-import type { ThrottledErrors } from "./memcached-log.js";
 import type { MemcachedNodes } from "./memcached-nodes.js";
 
 /** What one multi-get gave: the counters found, and whether every node answered. */
@@ -15,7 +15,8 @@ const MAX_INT32 = 2 ** 31 - 1;
 
 /**
  * The reference's `GetMulti` of a request's keys: one batch per connection, all at once. A node that fails
- * or times out is logged (`Error multi-getting memcache keys ([k1 k2]): …`) and its keys read as absent,
+ * or times out is logged (`Error multi-getting memcache keys ([k1 k2]): …`, at most once a second, as
+ * every line of the memcached store) and its keys read as absent,
  * so the decision fails open as the reference's does; the other nodes' values are still used. A value that
  * is not a base-10 int32 reads as 0 (logged), as in the reference.
  */
@@ -23,14 +24,14 @@ export async function readCounters(
   nodes: MemcachedNodes,
   keys: readonly string[],
   stats: MemcacheStats,
-  errors: ThrottledErrors,
+  errors: ThrottledLog,
 ): Promise<CountersRead> {
   stats.keysRequested.add(keys.length);
   const batches = new Map<MemcachedConnection, string[]>();
   let failure: Error | undefined;
   for (const key of new Set(keys)) {
     const connection = nodes.connectionFor(key);
-    if (connection === undefined) failure = new BackendError("memcache: no servers configured or available");
+    if (connection === undefined) failure = new Error("memcache: no servers configured or available");
     else {
       const batch = batches.get(connection);
       if (batch === undefined) batches.set(connection, [key]);
@@ -52,18 +53,18 @@ export async function readCounters(
     stats.multigetError.add(1);
     const reason = failure;
     errors.error(
-      "multiget",
+      "memcache multiget",
       () => `Error multi-getting memcache keys ([${keys.join(" ")}]): ${messageOf(reason)}`,
     );
   }
   return { values, ok: failure === undefined };
 }
 
-function counterValue(raw: string, errors: ThrottledErrors): number {
+function counterValue(raw: string, errors: ThrottledLog): number {
   if (/^\+?\d{1,10}$/.test(raw)) {
     const value = Number(raw);
     if (value <= MAX_INT32) return value;
   }
-  errors.error("value", () => `Unexpected non-numeric value in memcached: ${JSON.stringify(raw)}`);
+  errors.error("memcache value", () => `Unexpected non-numeric value in memcached: ${JSON.stringify(raw)}`);
   return 0;
 }

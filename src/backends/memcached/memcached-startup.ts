@@ -1,5 +1,10 @@
 import { BackendError, messageOf } from "../../errors.js";
-import type { MemcachedLog } from "./memcached-log.js";
+
+/** Logging the memcached store needs: a narrow part of the daemon's logger. */
+export interface MemcachedLog {
+  warn(message: string): void;
+  info(message: string): void;
+}
 
 /** Start-up retry: exponential backoff (factor 2, with jitter) until connected, for as long as it takes. */
 export interface MemcachedStartupOptions {
@@ -25,18 +30,23 @@ export async function retryUntilConnected(
       await attempt();
       return;
     } catch (error) {
-      if (signal.aborted)
-        throw new BackendError(`stopped while waiting for memcache connection to ${what()}`);
+      if (signal.aborted) throw stopped(what());
       const ceiling = Math.min(retry.maxIntervalMs, retry.initialIntervalMs * 2 ** round);
       const delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
       log.warn(
         `Retrying memcache connection to ${what()} in ${delay}ms (elapsed: ${Date.now() - started}ms): ${messageOf(error)}`,
       );
       await sleep(delay, signal);
-      if (signal.aborted)
-        throw new BackendError(`stopped while waiting for memcache connection to ${what()}`);
+      if (signal.aborted) throw stopped(what());
     }
   }
+}
+
+/** The daemon stopped before memcached answered: nobody was served, so no client sees this. */
+function stopped(what: string): BackendError {
+  return new BackendError(`stopped while waiting for memcache connection to ${what}`, {
+    clientMessage: "memcache: not connected",
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,15 +1,16 @@
 import { promises as dns } from "node:dns";
 import type { ConnectionOptions } from "node:tls";
 import { InvalidArgumentError, messageOf } from "../../errors.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
+import { OutageLog } from "../outage-log.js";
 import { endpointsFromSrv, type MemcachedEndpoint, type SrvRecord } from "./memcached-address.js";
 import { MemcachedConnection } from "./memcached-connection.js";
 import { BackgroundIncrements, type MemcacheStats } from "./memcached-increments.js";
 import { memcachedKeyProblem } from "./memcached-key.js";
-import { type MemcachedLog, ThrottledErrors } from "./memcached-log.js";
 import { MemcachedNodes } from "./memcached-nodes.js";
 import { readCounters } from "./memcached-read.js";
-import { type MemcachedStartupOptions, retryUntilConnected } from "./memcached-startup.js";
+import { type MemcachedLog, type MemcachedStartupOptions, retryUntilConnected } from "./memcached-startup.js";
 
 export type { MemcacheStats } from "./memcached-increments.js";
 
@@ -30,6 +31,11 @@ export interface MemcachedStoreOptions {
   readonly startup: MemcachedStartupOptions;
   readonly stats: MemcacheStats;
   readonly log: MemcachedLog;
+  /**
+   * The daemon's rate-limited log: the reference's per-request error lines, and each node's
+   * `connection lost` / `reconnected` lines.
+   */
+  readonly throttledLog: ThrottledLog;
   /** Milliseconds since the epoch, for absolute expiry times; injectable for tests. */
   readonly nowMs?: () => number;
   /** SRV lookup (default: the system resolver's); injectable for tests. */
@@ -51,7 +57,8 @@ export class MemcachedStore implements CounterStore {
   readonly name = "memcache";
   readonly #options: MemcachedStoreOptions;
   readonly #nodes: MemcachedNodes;
-  readonly #errors: ThrottledErrors;
+  /** Per node label: connections answering, and the node's loss and recovery lines. */
+  readonly #nodeStates = new Map<string, { answering: number; outage: OutageLog }>();
   readonly #background: BackgroundIncrements;
   readonly #listeners: HealthListener[] = [];
   readonly #abort = new AbortController();
@@ -61,12 +68,20 @@ export class MemcachedStore implements CounterStore {
 
   constructor(options: MemcachedStoreOptions) {
     this.#options = options;
-    this.#errors = new ThrottledErrors(options.log);
-    this.#background = new BackgroundIncrements(options.stats, this.#errors, options.nowMs ?? Date.now);
+    this.#background = new BackgroundIncrements(
+      options.stats,
+      options.throttledLog,
+      options.nowMs ?? Date.now,
+    );
     this.#nodes = new MemcachedNodes({
       connectionsPerNode: options.connectionsPerNode,
       connect: (endpoint) =>
-        new MemcachedConnection({ endpoint, tls: options.tls, timeoutMs: options.timeoutMs }),
+        new MemcachedConnection({
+          endpoint,
+          tls: options.tls,
+          timeoutMs: options.timeoutMs,
+          onStateChange: (up, reason) => this.#connectionChanged(endpoint.label, up, reason),
+        }),
     });
   }
 
@@ -127,6 +142,9 @@ export class MemcachedStore implements CounterStore {
     if (records.length === 0) throw new Error(`SRV ${servers.srv} has no records`);
     if (this.#nodes.replace(endpointsFromSrv(records))) {
       log.info(`memcache nodes from SRV ${servers.srv}: ${this.nodeLabels.join(",")}`);
+      // A node dropped from the list has its connections closed (they report nothing more).
+      const listed = new Set(this.nodeLabels);
+      for (const label of this.#nodeStates.keys()) if (!listed.has(label)) this.#nodeStates.delete(label);
     }
   }
 
@@ -170,7 +188,12 @@ export class MemcachedStore implements CounterStore {
     const keys = increments.map((i) => i.key);
     const creation = this.#background.creationOf(keys);
     if (creation !== undefined) await creation;
-    const { values, ok } = await readCounters(this.#nodes, keys, this.#options.stats, this.#errors);
+    const { values, ok } = await readCounters(
+      this.#nodes,
+      keys,
+      this.#options.stats,
+      this.#options.throttledLog,
+    );
     const running = new Map<string, number>();
     const results = increments.map(({ key, hits }) => {
       const after = (running.get(key) ?? values.get(key) ?? 0) + (count ? hits : 0);
@@ -189,11 +212,34 @@ export class MemcachedStore implements CounterStore {
   async #probe(): Promise<void> {
     const nodes = this.#nodes.list;
     const answers = await Promise.allSettled(nodes.map((node) => node.connections[0]!.version()));
-    const failures = answers.flatMap((answer) =>
-      answer.status === "rejected" ? [messageOf(answer.reason)] : [],
+    const failures = answers.flatMap((answer, i) =>
+      answer.status === "rejected" ? [{ node: nodes[i]!.label, reason: answer.reason as unknown }] : [],
     );
-    if (failures.length === nodes.length) throw new Error(failures.join("; "));
-    for (const failure of failures) this.#options.log.warn(`memcache node not answering yet: ${failure}`);
+    if (failures.length === nodes.length)
+      throw new Error(failures.map((f) => messageOf(f.reason)).join("; "));
+    for (const { node, reason } of failures) {
+      this.#options.log.warn(`memcache node not answering yet: ${messageOf(reason)}`);
+      // Down from now on: the first answer is logged with how long it took.
+      this.#nodeState(node).outage.lost(reason);
+    }
+  }
+
+  #nodeState(label: string): { answering: number; outage: OutageLog } {
+    let state = this.#nodeStates.get(label);
+    if (state === undefined) {
+      const outage = new OutageLog({ name: `memcache ${label}`, log: this.#options.throttledLog });
+      state = { answering: 0, outage };
+      this.#nodeStates.set(label, state);
+    }
+    return state;
+  }
+
+  /** A node is up while one of its connections answers; its last one failing is a loss. */
+  #connectionChanged(label: string, up: boolean, reason: Error | undefined): void {
+    const state = this.#nodeState(label);
+    state.answering += up ? 1 : -1;
+    if (up && state.answering === 1) state.outage.connected();
+    if (!up && state.answering === 0) state.outage.lost(reason);
   }
 
   #setHealthy(healthy: boolean): void {

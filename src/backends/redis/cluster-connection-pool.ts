@@ -1,10 +1,11 @@
 import { BackendError, messageOf } from "../../errors.js";
 import type { CounterIncrement } from "../counter-store.js";
+import { OutageLog } from "../outage-log.js";
 import { incrementCounters, readCounters } from "./counter-commands.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
-import { createClusterConnection, type RedisConnection } from "./redis-endpoint.js";
+import { clusterReasonOf, createClusterConnection, type RedisConnection } from "./redis-endpoint.js";
 import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 
 /**
@@ -14,6 +15,9 @@ import { openPool, type StartupRetryOptions } from "./redis-startup.js";
  */
 export class ClusterConnectionPool implements RedisDeployment {
   readonly label: string;
+  /** `redis <masked url>`: how the log names this deployment. */
+  readonly #where: string;
+  readonly #outage: OutageLog;
   readonly #options: RedisPoolOptions;
   readonly #connections: RedisConnection[];
   readonly #ready = new Set<RedisConnection>();
@@ -27,6 +31,8 @@ export class ClusterConnectionPool implements RedisDeployment {
   constructor(options: RedisPoolOptions) {
     this.#options = options;
     this.label = maskRedisUrl(options.endpoint.url);
+    this.#where = `${options.name} ${this.label}`;
+    this.#outage = new OutageLog({ name: this.#where, log: options.throttledLog });
     this.#connections = Array.from({ length: options.size }, () => this.#connect());
     const windowed = options.pipelineWindowMs > 0 || options.pipelineLimit > 0;
     this.#batcher = windowed
@@ -82,7 +88,8 @@ export class ClusterConnectionPool implements RedisDeployment {
    */
   async #bounded(work: () => Promise<number[]>): Promise<number[]> {
     if (this.#inFlight >= MAX_IN_FLIGHT) {
-      throw new BackendError(`redis ${this.label}: ${MAX_IN_FLIGHT} requests already waiting for an answer`);
+      const text = `${MAX_IN_FLIGHT} requests already waiting for an answer`;
+      throw new BackendError(`${this.#where}: ${text}`, { clientMessage: `redis: ${text}` });
     }
     this.#inFlight++;
     try {
@@ -129,7 +136,7 @@ export class ClusterConnectionPool implements RedisDeployment {
   #runOptions() {
     const { endpoint, clusterParallelism, size } = this.#options;
     return {
-      label: this.label,
+      where: this.#where,
       timeoutMs: endpoint.timeoutMs,
       clusterParallelism: clusterParallelism === 0 ? size : Math.min(clusterParallelism, size),
     };
@@ -143,7 +150,10 @@ export class ClusterConnectionPool implements RedisDeployment {
       if (connection.status === "ready") return connection;
     }
     const reason = [...this.#lastErrors.values()].at(-1);
-    throw new BackendError(`redis ${this.label}: no connection is up${reason ? `: ${reason.message}` : ""}`);
+    throw new BackendError(`${this.#where}: no connection is up${reason ? `: ${reason.message}` : ""}`, {
+      cause: reason,
+      clientMessage: `redis: ${reason ? clusterReasonOf(reason) : "not connected"}`,
+    });
   }
 
   #connect(): RedisConnection {
@@ -153,15 +163,22 @@ export class ClusterConnectionPool implements RedisDeployment {
       this.#lastErrors.delete(connection);
       stats.cxTotal.add(1);
       this.#ready.add(connection);
+      if (this.#ready.size === 1) this.#outage.connected();
       this.#activeChanged();
     });
     const down = () => {
-      if (this.#ready.delete(connection)) this.#activeChanged();
+      if (!this.#ready.delete(connection)) return;
+      if (this.#ready.size === 0 && !this.#abort.signal.aborted) {
+        this.#outage.lost(this.#lastErrors.get(connection) ?? "connection closed by Redis");
+      }
+      this.#activeChanged();
     };
     connection.on("close", down);
     connection.on("end", down);
-    // Kept to explain failures (ioredis's own rejections often only say "Connection is closed.").
+    // Kept to explain failures (ioredis's own rejections often only say "Connection is closed."); a node's
+    // socket errors come as "node error".
     connection.on("error", (error: Error) => this.#lastErrors.set(connection, error));
+    connection.on("node error", (error: Error) => this.#lastErrors.set(connection, error));
     return connection;
   }
 

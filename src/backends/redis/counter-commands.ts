@@ -2,12 +2,12 @@ import calculateSlot from "cluster-key-slot";
 import type { ChainableCommander } from "ioredis";
 import { BackendError } from "../../errors.js";
 import type { CounterIncrement } from "../counter-store.js";
-import type { RedisConnection } from "./redis-endpoint.js";
+import { clusterReasonOf, type RedisConnection } from "./redis-endpoint.js";
 
 /** How to run one batch of counter commands on one connection. */
 export interface CommandRunOptions {
-  /** Masked URL, for error messages. */
-  readonly label: string;
+  /** `redis <masked url>`, for the log's error messages. */
+  readonly where: string;
   readonly timeoutMs: number;
   /** Cluster only: slot groups run at once (1 = one after another). */
   readonly clusterParallelism: number;
@@ -60,8 +60,11 @@ async function runGrouped(
   append: Append,
   commandsPerKey: number,
 ): Promise<number[]> {
-  if (connection.status !== "ready")
-    throw new BackendError(`redis ${options.label}: not connected (${connection.status})`);
+  if (connection.status !== "ready") {
+    throw new BackendError(`${options.where}: not connected (${connection.status})`, {
+      clientMessage: "redis: not connected",
+    });
+  }
   const values = new Array<number>(increments.length);
   const groups =
     "isCluster" in connection && connection.isCluster ? bySlot(increments) : [increments.map((_, i) => i)];
@@ -83,8 +86,12 @@ async function runGrouped(
     if (error instanceof BackendError) throw error;
     const message = (error as Error).message;
     // ioredis's commandTimeout (set to the same bound) may fire before ours: one wording for both.
-    const reason = message === "Command timed out" ? `no answer within ${options.timeoutMs} ms` : message;
-    throw new BackendError(`redis ${options.label}: ${reason}`, { cause: error });
+    const timedOut = message === "Command timed out";
+    const reason = timedOut ? `no answer within ${options.timeoutMs} ms` : message;
+    throw new BackendError(`${options.where}: ${reason}`, {
+      cause: error,
+      clientMessage: `redis: ${timedOut ? reason : clusterReasonOf(error)}`,
+    });
   }
   return values;
 }
@@ -118,8 +125,9 @@ async function forEachBounded<T>(
 function withTimeout<T>(promise: Promise<T>, options: CommandRunOptions): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
+    const text = `no answer within ${options.timeoutMs} ms`;
     timer = setTimeout(
-      () => reject(new BackendError(`redis ${options.label}: no answer within ${options.timeoutMs} ms`)),
+      () => reject(new BackendError(`${options.where}: ${text}`, { clientMessage: `redis: ${text}` })),
       options.timeoutMs,
     );
   });

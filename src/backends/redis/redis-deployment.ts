@@ -1,4 +1,5 @@
 import type { Counter } from "../../engine/rule-set.js";
+import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { CounterIncrement } from "../counter-store.js";
 import type { RedisEndpointOptions } from "./redis-endpoint.js";
 import type { StartupRetryOptions, StoreLog } from "./redis-startup.js";
@@ -15,6 +16,8 @@ export interface RedisPoolStats {
 
 /** One pool of connections to one Redis deployment. */
 export interface RedisPoolOptions {
+  /** How logs and errors name the deployment: `redis`, or `redis per-second` for REDIS_PERSECOND's. */
+  readonly name: string;
   readonly endpoint: RedisEndpointOptions;
   /** REDIS_POOL_SIZE. */
   readonly size: number;
@@ -26,6 +29,8 @@ export interface RedisPoolOptions {
   readonly clusterParallelism: number;
   readonly stats: RedisPoolStats;
   readonly log: StoreLog;
+  /** The daemon's rate-limited log, for the deployment's `connection lost` / `reconnected` lines. */
+  readonly throttledLog: ThrottledLog;
 }
 
 /** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (decision 6). */
@@ -33,7 +38,9 @@ export const MAX_IN_FLIGHT = 10_000;
 
 /**
  * One Redis deployment (a single Redis, a sentinel group, or a cluster) as the store uses it: counters in,
- * values out, failing with a `BackendError` that starts `redis <masked url>: `.
+ * values out, failing with a `BackendError` whose message starts `redis <masked url>: ` (the log's) and
+ * whose client message is `redis: <reason>` (no address). Logs losing its last connection and getting one
+ * back, at warn.
  */
 export interface RedisDeployment {
   /** The masked REDIS_URL, for logs and errors. */

@@ -1,4 +1,5 @@
 import { Cluster, type RedisOptions } from "ioredis";
+import { clientReasonOf } from "../client-reason.js";
 import { type TlsFiles, tlsOptionsFromFiles } from "../tls-files.js";
 import { parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 
@@ -62,4 +63,21 @@ export function createClusterConnection(
       redisOptions: nodeOptions(options, retry),
     },
   );
+}
+
+/** ioredis's own failures (they carry no code), as short reasons; those not listed name nodes or keys. */
+const IOREDIS_REASONS: Readonly<Record<string, string>> = {
+  "Connection is closed.": "connection closed",
+  "Failed to refresh slots cache.": "cannot read the cluster's slots",
+  "None of startup nodes is available": "no cluster node reachable",
+  "Cluster isn't ready and enableOfflineQueue options is false": "not connected",
+};
+
+/** What clients are shown of a cluster failure (see `clientReasonOf`), ioredis's own texts included. */
+export function clusterReasonOf(error: unknown): string {
+  const known = error instanceof Error ? IOREDIS_REASONS[error.message] : undefined;
+  if (known !== undefined) return known;
+  if (error instanceof Error && error.message.startsWith("Too many Cluster redirections."))
+    return "too many cluster redirections";
+  return clientReasonOf(error);
 }

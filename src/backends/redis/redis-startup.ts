@@ -33,11 +33,16 @@ export async function waitForRedis(
       return;
     } catch (error) {
       const elapsed = Date.now() - started;
-      if (signal.aborted) throw new BackendError(`stopped while waiting for Redis connection to ${label}`);
+      // Start-up failures stop the daemon before it serves anyone; the client text is never shown.
+      if (signal.aborted) {
+        throw new BackendError(`stopped while waiting for Redis connection to ${label}`, {
+          clientMessage: "redis: not connected",
+        });
+      }
       if (retry.maxElapsedMs > 0 && elapsed >= retry.maxElapsedMs) {
         throw new BackendError(
           `timed out waiting for Redis connection to ${label} after ${elapsed}ms: ${messageOf(error)}`,
-          { cause: error },
+          { cause: error, clientMessage: "redis: not connected" },
         );
       }
       const ceiling = Math.min(retry.maxIntervalMs, retry.initialIntervalMs * 2 ** attempt);

@@ -1,13 +1,20 @@
 import { isIP } from "node:net";
 import { BackendError } from "../../errors.js";
+import { clientReasonOf } from "../client-reason.js";
 import type { CounterIncrement } from "../counter-store.js";
+import { OutageLog } from "../outage-log.js";
 import { tlsOptionsFromFiles } from "../tls-files.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
 import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 import { encodeIncrements, encodeReads } from "./resp-commands.js";
-import { type CounterCallback, RespConnection, type RespConnectionOptions } from "./resp-connection.js";
+import {
+  type CounterCallback,
+  describeTarget,
+  RespConnection,
+  type RespConnectionOptions,
+} from "./resp-connection.js";
 import { locatePrimary, verifyPrimary } from "./sentinel-primary.js";
 
 /**
@@ -16,6 +23,9 @@ import { locatePrimary, verifyPrimary } from "./sentinel-primary.js";
  */
 export class RespConnectionPool implements RedisDeployment {
   readonly label: string;
+  /** `redis <masked url>`: how the log names this deployment. */
+  readonly #where: string;
+  readonly #outage: OutageLog;
   readonly #options: RedisPoolOptions;
   readonly #connectionOptions: Omit<RespConnectionOptions, "reconnect" | "onStateChange">;
   readonly #connections: RespConnection[];
@@ -30,16 +40,17 @@ export class RespConnectionPool implements RedisDeployment {
   constructor(options: RedisPoolOptions) {
     this.#options = options;
     this.label = maskRedisUrl(options.endpoint.url);
+    this.#where = `${options.name} ${this.label}`;
+    this.#outage = new OutageLog({ name: this.#where, log: options.throttledLog });
     this.#connectionOptions = connectionOptionsFor(options);
-    this.#connections = Array.from(
-      { length: options.size },
-      () =>
-        new RespConnection({
-          ...this.#connectionOptions,
-          reconnect: true,
-          onStateChange: (ready) => this.#stateChanged(ready),
-        }),
-    );
+    this.#connections = Array.from({ length: options.size }, () => {
+      const connection: RespConnection = new RespConnection({
+        ...this.#connectionOptions,
+        reconnect: true,
+        onStateChange: (ready, reason) => this.#stateChanged(connection, ready, reason),
+      });
+      return connection;
+    });
     const windowed = options.pipelineWindowMs > 0 || options.pipelineLimit > 0;
     this.#batcher = windowed
       ? new PipelineBatcher(
@@ -104,7 +115,7 @@ export class RespConnectionPool implements RedisDeployment {
       const done: CounterCallback = (error, values) => {
         if (counted) this.#inFlight--;
         if (error === undefined) resolve(values);
-        else reject(new BackendError(`redis ${this.label}: ${error}`));
+        else reject(this.#failure(error.message, error));
       };
       connection.send(commands, replies, stride, done);
     });
@@ -137,12 +148,19 @@ export class RespConnectionPool implements RedisDeployment {
   }
 
   #tooMany(): BackendError {
-    return new BackendError(`redis ${this.label}: ${MAX_IN_FLIGHT} requests already waiting for an answer`);
+    const text = `${MAX_IN_FLIGHT} requests already waiting for an answer`;
+    return new BackendError(`${this.#where}: ${text}`, { clientMessage: `redis: ${text}` });
   }
 
   #noConnection(): BackendError {
     const reason = this.#connections.map((c) => c.lastError).findLast((e) => e !== undefined);
-    return new BackendError(`redis ${this.label}: no connection is up${reason ? `: ${reason.message}` : ""}`);
+    if (reason === undefined) return this.#failure("no connection is up", undefined, "not connected");
+    return this.#failure(`no connection is up: ${reason.message}`, reason);
+  }
+
+  /** A failure: its details (with the deployment's masked address) for the log, its reason for clients. */
+  #failure(detail: string, cause: Error | undefined, reason = clientReasonOf(cause)): BackendError {
+    return new BackendError(`${this.#where}: ${detail}`, { cause, clientMessage: `redis: ${reason}` });
   }
 
   /** A throw-away connection that must answer PING with PONG. */
@@ -157,14 +175,20 @@ export class RespConnectionPool implements RedisDeployment {
     }
   }
 
-  #stateChanged(ready: boolean): void {
+  #stateChanged(changed: RespConnection, ready: boolean, reason: Error | undefined): void {
     const before = this.#ready.size;
-    // Which connection changed is not reported; recount from the connections themselves.
+    // Recounted from the connections themselves, which are the truth.
     this.#ready.clear();
     for (const connection of this.#connections) if (connection.ready) this.#ready.add(connection);
     if (ready && this.#ready.size > before) this.#options.stats.cxTotal.add(this.#ready.size - before);
     if (this.#ready.size === before) return;
     this.#options.stats.cxActive.set(this.#ready.size);
+    if (this.#ready.size === 0 && !this.#abort.signal.aborted) this.#outage.lost(reason);
+    if (before === 0 && this.#ready.size > 0) {
+      // After a failover, which server the sentinels named is the news.
+      const target = this.#options.endpoint.type === "sentinel" ? changed.target : undefined;
+      this.#outage.connected(target ? ` (primary ${describeTarget(target)})` : "");
+    }
     for (const listener of this.#listeners) listener(this.#ready.size);
   }
 }

@@ -1,6 +1,6 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
-import { messageOf } from "../../errors.js";
+import { DetailedFailure, replyReason } from "../client-reason.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, RespProtocolError, type RespReply, RespReplyReader } from "./resp-reply-reader.js";
 
@@ -25,13 +25,21 @@ export interface RespConnectionOptions {
   readonly onStateChange?: (ready: boolean, reason: Error | undefined) => void;
 }
 
-/** Called once with the counters a batch of commands produced, or the first error reply / failure. */
-export type CounterCallback = (error: string | undefined, values: number[]) => void;
+/**
+ * Called once with the counters a batch of commands produced, or the first error reply / failure (its
+ * message is for the log; `clientReasonOf` gives what clients may see).
+ */
+export type CounterCallback = (error: Error | undefined, values: number[]) => void;
+
+/** A Redis error reply as a failure: the reply's text, for the log and (redirections aside) for clients. */
+function replyFailure(reply: string): DetailedFailure {
+  return new DetailedFailure(reply, replyReason(reply));
+}
 
 /** Replies a batch expects; every `stride`-th one (from the first) is a counter to keep. */
 class Waiter {
   received = 0;
-  error: string | undefined;
+  error: Error | undefined;
   readonly values: number[] = [];
   readonly raw: RespReply[] | undefined;
 
@@ -52,12 +60,17 @@ class Waiter {
       return;
     }
     if (reply instanceof RespError) {
-      this.error ??= reply.message;
+      this.error ??= replyFailure(reply.message);
       return;
     }
     if (index % this.stride !== 0) return;
     const value = typeof reply === "number" ? reply : reply === null ? 0 : Number(reply);
-    if (Number.isNaN(value)) this.error ??= `unexpected reply ${JSON.stringify(reply)} for a counter`;
+    if (Number.isNaN(value)) {
+      this.error ??= new DetailedFailure(
+        `unexpected reply ${JSON.stringify(reply)} for a counter`,
+        "unexpected reply for a counter",
+      );
+    }
     this.values.push(value);
   }
 }
@@ -87,6 +100,7 @@ export class RespConnection {
   #reconnectTimer: NodeJS.Timeout | undefined;
   #attempt = 0;
   #lastError: Error | undefined;
+  #target: RespTarget | undefined;
   /** Called once the socket is gone after close(). */
   #whenGone: (() => void)[] = [];
 
@@ -97,6 +111,11 @@ export class RespConnection {
   /** Whether commands can be sent now. */
   get ready(): boolean {
     return this.#ready;
+  }
+
+  /** Where the connection goes (or last went): for sentinel groups, the primary the sentinels named. */
+  get target(): RespTarget | undefined {
+    return this.#target;
   }
 
   /** Why the connection last failed, if it did. */
@@ -139,8 +158,8 @@ export class RespConnection {
         performance.now() + this.#options.timeoutMs,
         (error) => {
           const reply = waiter.raw?.[0];
-          if (error !== undefined) reject(new Error(error));
-          else if (reply instanceof RespError) reject(new Error(reply.message));
+          if (error !== undefined) reject(error);
+          else if (reply instanceof RespError) reject(replyFailure(reply.message));
           else resolve(reply ?? null);
         },
         true,
@@ -174,6 +193,7 @@ export class RespConnection {
   async #connect(): Promise<void> {
     const target = await this.#options.locate();
     const socket = await this.#dial(target);
+    this.#target = target;
     this.#socket = socket;
     this.#reader.reset();
     socket.on("data", (chunk: Buffer) => {
@@ -181,17 +201,19 @@ export class RespConnection {
         this.#reader.feed(chunk);
       } catch (error) {
         if (!(error instanceof RespProtocolError)) throw error;
-        socket.destroy(error);
+        socket.destroy(new DetailedFailure(error.message, "protocol error", { cause: error }));
       }
     });
     socket.on("error", (error: Error) => (this.#lastError = error));
-    socket.on("close", () => this.#lost(this.#lastError ?? new Error("connection closed by Redis")));
+    socket.on("close", () =>
+      this.#lost(this.#lastError ?? new DetailedFailure("connection closed by Redis", "connection closed")),
+    );
     const { username, password } = this.#options;
     if (password !== undefined) {
       await this.command(username !== undefined ? ["AUTH", username, password] : ["AUTH", password]);
     }
     await this.#options.verify?.(this);
-    if (this.#closing) throw new Error("closed while connecting");
+    if (this.#closing) throw new DetailedFailure("closed while connecting", "connection closed");
     this.#ready = true;
     this.#attempt = 0;
     this.#lastError = undefined;
@@ -206,7 +228,8 @@ export class RespConnection {
       const socket = tls ? tlsConnect({ ...where, ...tls }) : netConnect(where);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new Error(`connect to ${describeTarget(target)} timed out after ${timeoutMs} ms`));
+        const text = `connect to ${describeTarget(target)} timed out after ${timeoutMs} ms`;
+        reject(new DetailedFailure(text, "connect timed out"));
       }, timeoutMs);
       const failed = (error: Error) => {
         clearTimeout(timer);
@@ -237,7 +260,7 @@ export class RespConnection {
   #onReply(reply: RespReply): void {
     const waiter = this.#queue[this.#head];
     if (waiter === undefined) {
-      this.#socket?.destroy(new Error("Redis sent a reply nobody asked for"));
+      this.#socket?.destroy(new DetailedFailure("Redis sent a reply nobody asked for", "protocol error"));
       return;
     }
     // A primary demoted by a failover refuses writes: find the new one (sentinel) on a new connection.
@@ -257,7 +280,7 @@ export class RespConnection {
     if (this.#dropAfterReply !== undefined) {
       const reason = this.#dropAfterReply;
       this.#dropAfterReply = undefined;
-      this.#socket?.destroy(new Error(reason));
+      this.#socket?.destroy(replyFailure(reason));
     }
     if (this.#closing && this.#pending() === 0) this.#socket?.end();
   }
@@ -278,8 +301,9 @@ export class RespConnection {
           this.#armTimer(left);
           return;
         }
-        const error = new Error(`no answer within ${this.#options.timeoutMs} ms`);
-        this.#failAll(error.message);
+        const text = `no answer within ${this.#options.timeoutMs} ms`;
+        const error = new DetailedFailure(text, text);
+        this.#failAll(error);
         this.#socket?.destroy(error);
       },
       Math.max(1, Math.ceil(delayMs)),
@@ -287,7 +311,7 @@ export class RespConnection {
     this.#timer.unref();
   }
 
-  #failAll(reason: string): void {
+  #failAll(reason: Error): void {
     const waiting = this.#queue.slice(this.#head);
     this.#queue = [];
     this.#head = 0;
@@ -304,7 +328,7 @@ export class RespConnection {
     socket?.destroy();
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#failAll(messageOf(reason));
+    this.#failAll(reason);
     this.#reader.reset();
     const wasReady = this.#ready;
     this.#ready = false;

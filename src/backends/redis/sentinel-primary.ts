@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from "node:tls";
 import { messageOf } from "../../errors.js";
+import { DetailedFailure } from "../client-reason.js";
 import type { RedisHostPort } from "./redis-address.js";
 import { RespConnection, type RespTarget } from "./resp-connection.js";
 
@@ -34,7 +35,11 @@ export async function locatePrimary(group: SentinelGroupOptions): Promise<RespTa
       reasons.push(`${where}: ${messageOf(error)}`);
     }
   }
-  throw new Error(`no sentinel gave the address of '${group.masterName}' (${reasons.join("; ")})`);
+  // Clients are not shown the group's name nor the sentinels' addresses (they come from REDIS_URL).
+  throw new DetailedFailure(
+    `no sentinel gave the address of '${group.masterName}' (${reasons.join("; ")})`,
+    "no sentinel gave the primary's address",
+  );
 }
 
 async function askSentinel(sentinel: RedisHostPort, group: SentinelGroupOptions) {
@@ -61,6 +66,8 @@ async function askSentinel(sentinel: RedisHostPort, group: SentinelGroupOptions)
 export async function verifyPrimary(connection: RespConnection): Promise<void> {
   const reply = await connection.command(["ROLE"]);
   const role = Array.isArray(reply) ? reply[0] : reply;
-  if (role !== "master")
-    throw new Error(`the server the sentinels named is a ${String(role)}, not the primary`);
+  if (role !== "master") {
+    const text = `the server the sentinels named is a ${String(role)}, not the primary`;
+    throw new DetailedFailure(text, text);
+  }
 }

@@ -6,6 +6,7 @@ import { MemcachedStore } from "../../../src/backends/memcached/memcached-store.
 import type { SettingsError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/observability/logger.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
+import { ThrottledLog } from "../../../src/observability/throttled-log.js";
 import { loadSettings } from "../../../src/settings/load-settings.js";
 import { freePort } from "../../helpers/free-port.js";
 import { type MemcachedServer, requireBinaries, startMemcached } from "../../helpers/memcached-process.js";
@@ -304,6 +305,7 @@ if (requireBinaries(t, ["memcached"])) {
           keysFound: counter(),
         },
         log: silentLogger,
+        throttledLog: new ThrottledLog({ logger: silentLogger }),
         nowMs: () => Date.now() - 1_000_000,
       });
       t.teardown(() => clocked.close());

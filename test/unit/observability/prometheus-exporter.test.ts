@@ -109,3 +109,19 @@ t.test("text() adds Node's process metrics", async (t) => {
   t.equal(families.get("process_resident_memory_bytes")?.type, "GAUGE");
   t.equal(families.get("ratelimit_service_config_load_success"), undefined, "not created by the exporter");
 });
+
+t.test("process CPU counts from process start, not from the first scrape", async (t) => {
+  const usedBefore = process.cpuUsage();
+  const { exporter } = setup();
+  const families = parsePrometheusText(await exporter.text());
+  const usedAfter = process.cpuUsage();
+  // In µs, as process.cpuUsage() counts; 1 µs of leeway for the float sums behind the printed seconds.
+  const micros = (name: string) => Math.round(Number(families.get(name)?.metrics[0]?.value) * 1e6);
+  const user = micros("process_cpu_user_seconds_total");
+  const system = micros("process_cpu_system_seconds_total");
+  t.ok(user >= usedBefore.user - 1, `user ${user} µs ≥ ${usedBefore.user} µs used before the exporter`);
+  t.ok(user <= usedAfter.user + 1, `user ${user} µs ≤ ${usedAfter.user} µs used after the scrape`);
+  t.ok(system >= usedBefore.system - 1, `system ${system} µs ≥ ${usedBefore.system} µs`);
+  t.ok(system <= usedAfter.system + 1, `system ${system} µs ≤ ${usedAfter.system} µs`);
+  t.ok(Math.abs(micros("process_cpu_seconds_total") - (user + system)) <= 1, "total = user + system");
+});
