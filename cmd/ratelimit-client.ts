@@ -5,6 +5,7 @@
  * Exit code 0 when the service answered (OK or OVER_LIMIT), 1 on a connection or request error, 2 on bad flags.
  */
 import { clientFlagEcho } from "../src/cli/client-flag-echo.js";
+import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
 import {
   isOltpProtocol,
@@ -47,6 +48,7 @@ const specs: FlagSpec[] = [
   { name: "json", usage: "print the response as proto3 JSON only (ratelimitd)", boolean: true },
 ];
 
+dropOutputOnceClosed();
 const parsed = parseGoFlags(process.argv.slice(2), specs);
 if (!parsed.ok) {
   if (!parsed.help) process.stderr.write(`${parsed.message}\n`);

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * ratelimit-config-check: validates a directory of rule files offline, as the reference's
- * `ratelimit_config_check`. Exit code 0 when valid, 1 when not, 2 on bad flags.
+ * `ratelimit_config_check`. Exit code 0 when valid (or empty, with a warning), 1 when not, 2 on bad flags
+ * (`-config_dir` missing included).
  *   ratelimit-config-check -config_dir config/ratelimit/config
  */
+import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 import { checkRuleDirectory } from "../src/cli/config-check.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
 
@@ -16,11 +18,14 @@ const specs: FlagSpec[] = [
   },
 ];
 
+dropOutputOnceClosed();
 const parsed = parseGoFlags(process.argv.slice(2), specs);
-if (!parsed.ok) {
-  if (!parsed.help) process.stderr.write(`${parsed.message}\n`);
+// The reference goes on with an empty -config_dir and fails on `open :`; without it there is nothing to check.
+if (!parsed.ok || parsed.values.config_dir === "") {
+  if (parsed.ok) process.stderr.write("-config_dir is required\n");
+  else if (!parsed.help) process.stderr.write(`${parsed.message}\n`);
   process.stderr.write(usageText("ratelimit-config-check", specs));
-  process.exit(parsed.help ? 0 : 2);
+  process.exit(parsed.ok || !parsed.help ? 2 : 0);
 }
 process.exitCode = await checkRuleDirectory(
   parsed.values.config_dir as string,

@@ -5,8 +5,9 @@
  * pushing a new version whenever they change. For trying xDS without another project, and for tests.
  *   ratelimit-xds-server -config_dir config/ratelimit/config [-port 18000] [-host 127.0.0.1]
  */
-import { watch } from "chokidar";
+import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
+import { RulesWatcher } from "../src/config/file/rules-watcher.js";
 import { messageOf } from "../src/errors.js";
 import { RulesManagementServer } from "../src/xds-server/rules-management-server.js";
 import { rulesSnapshotFrom } from "../src/xds-server/rules-snapshot.js";
@@ -19,6 +20,7 @@ const specs: FlagSpec[] = [
   { name: "tls_key", usage: "server key file" },
   { name: "tls_client_ca", usage: "CA file: require client certificates signed by it (mTLS)" },
 ];
+dropOutputOnceClosed();
 const parsed = parseGoFlags(process.argv.slice(2), specs);
 if (!parsed.ok || parsed.values.config_dir === "") {
   if (parsed.ok) process.stderr.write("-config_dir is required\n");
@@ -43,7 +45,12 @@ const publish = async () => {
     server.setSnapshot(String(++version), resources);
     log(`serving version ${version}: ${resources.map((r) => r.name).join(", ") || "no resources"}`);
   } catch (error) {
-    log(`not publishing: ${messageOf(error)}`);
+    const { code, path } = error as NodeJS.ErrnoException;
+    if (code === "ENOENT" && path === v.config_dir) {
+      log(
+        `not publishing: config directory ${v.config_dir} does not exist; publishing again once it is created`,
+      );
+    } else log(`not publishing: ${messageOf(error)}`);
   }
 };
 await publish();
@@ -57,11 +64,16 @@ const tls = v.tls_cert
   : undefined;
 const port = await server.listen(v.host!, Number(v.port), tls);
 log(`xDS management server listening on ${v.host}:${port}`);
-let timer: NodeJS.Timeout | undefined;
-watch(v.config_dir!, { depth: 0, ignoreInitial: true }).on("all", () => {
-  clearTimeout(timer);
-  timer = setTimeout(() => void publish(), 200);
-});
+// The daemon's watcher for RUNTIME_WATCH_ROOT=false: bursts of changes become one publish, and a directory
+// that is missing (or removed) is looked for until it appears.
+const directory = {
+  runtimeRoot: v.config_dir!,
+  runtimeSubdirectory: "",
+  runtimeAppDirectory: "",
+  watchRoot: false,
+  ignoreDotfiles: true,
+};
+await new RulesWatcher(directory, () => void publish()).start();
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
     server.close();

@@ -3,6 +3,7 @@ import { processIo } from "../src/cli/admin/admin-io.js";
 import { parseAdminArgs } from "../src/cli/admin/parse-admin-args.js";
 import { handlesInterrupts, runAdminCommand } from "../src/cli/admin/run-admin-command.js";
 import { INTERRUPTED_EXIT_CODE } from "../src/cli/admin/run-migration.js";
+import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 /**
  * ratelimitd-admin: administers ratelimitd's users database directly (DATABASE_URL, as the daemon):
  * capabilities, application passwords, data migrations.
@@ -15,6 +16,7 @@ import { INTERRUPTED_EXIT_CODE } from "../src/cli/admin/run-migration.js";
 import { SettingsError } from "../src/errors.js";
 import { loadSettings, type Settings } from "../src/settings/load-settings.js";
 
+dropOutputOnceClosed();
 const invocation = parseAdminArgs(process.argv.slice(2));
 if (invocation.kind === "help") {
   process.stdout.write(invocation.text);

@@ -2,11 +2,26 @@
 /**
  * ratelimitd: the rate-limit daemon. Reads settings from the environment (see README), serves gRPC
  * (GRPC_PORT, 8081), HTTP (PORT, 8080) and debug (DEBUG_PORT, 6070), and stops gracefully on
- * SIGTERM, SIGINT and SIGHUP (as the reference; SIGHUP does not reload).
+ * SIGTERM, SIGINT and SIGHUP (as the reference; SIGHUP does not reload). `-h`/`--help` prints the usage.
+ * Exit code 0 after a graceful stop or help, 1 on invalid settings or a failed start, 2 on arguments.
  */
+import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
+import { parseDaemonArgs } from "../src/cli/daemon-args.js";
+import { daemonUsage } from "../src/cli/daemon-usage.js";
 import { Daemon } from "../src/daemon.js";
 import { SettingsError } from "../src/errors.js";
 import { loadSettings } from "../src/settings/load-settings.js";
+
+dropOutputOnceClosed();
+const invocation = parseDaemonArgs(process.argv.slice(2));
+if (invocation.kind === "help") {
+  process.stdout.write(daemonUsage());
+  process.exit(0);
+}
+if (invocation.kind === "usage") {
+  process.stderr.write(`${invocation.message}\n${invocation.hint}\n`);
+  process.exit(2);
+}
 
 let daemon: Daemon;
 try {

@@ -9,7 +9,8 @@ import { StatsRegistry } from "../observability/stats-registry.js";
 /**
  * The reference's `ratelimit_config_check`: loads every entry of `directory` (name order, no extension
  * filter, not recursive) as rules and prints its messages. YAML errors are reported like every other error
- * (the reference crashes on them). Returns the exit code: 0 valid, 1 invalid or unreadable.
+ * (the reference crashes on them). An empty directory is a warning. Returns the exit code: 0 valid or
+ * empty, 1 invalid or unreadable.
  */
 export async function checkRuleDirectory(
   directory: string,
@@ -24,6 +25,12 @@ export async function checkRuleDirectory(
   } catch (error) {
     print(`error opening directory ${directory}: ${goFileError("open", directory, error)}`);
     return 1;
+  }
+  if (entries.length === 0) {
+    // The reference says "all rate limit configs ok" here; a directory with nothing in it is more likely
+    // the wrong one than a valid configuration.
+    print(`warning: no config files in ${directory}: nothing to check`);
+    return 0;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const documents: RuleDocument[] = [];

@@ -8,6 +8,7 @@ import {
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import type { ClientCallSpan, ClientTracing } from "../observability/client-tracing.js";
+import { goStatusText } from "./go-status-text.js";
 import { responseText } from "./response-text.js";
 
 /** `-oltp-protocol`: OTLP over HTTP or gRPC for the call's span; `""` disables tracing. */
@@ -30,7 +31,6 @@ export interface ClientOptions {
 }
 
 const METHOD = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
-const UNAVAILABLE = 14;
 
 /** Whether a `-oltp-protocol` value is one the reference accepts. */
 export function isOltpProtocol(text: string): text is OltpProtocol {
@@ -72,22 +72,18 @@ async function callOnce(
   print: (text: string) => void,
   tracing: ClientTracing | undefined,
 ): Promise<number> {
-  const client = new grpc.Client(options.dialString, credentialsOf(options));
+  let client: grpc.Client;
+  try {
+    client = new grpc.Client(options.dialString, credentialsOf(options));
+  } catch (error) {
+    // As the reference's grpc.Dial: only options it cannot use fail here (unreadable TLS files, …).
+    print(`error connecting: ${(error as Error).message}`);
+    return 1;
+  }
   const span: ClientCallSpan | undefined = tracing?.startCall(METHOD, options.dialString);
   const metadata = new grpc.Metadata();
   for (const [key, value] of Object.entries(span?.headers ?? {})) metadata.set(key, value);
   try {
-    const deadline = Date.now() + options.timeoutMs;
-    try {
-      await new Promise<void>((resolve, reject) =>
-        client.waitForReady(deadline, (error) => (error ? reject(error) : resolve())),
-      );
-    } catch (error) {
-      // grpc-go fails such a call fast with UNAVAILABLE, which otelgrpc records on the span.
-      span?.end(UNAVAILABLE, (error as Error).message);
-      print(`error connecting: ${(error as Error).message}`);
-      return 1;
-    }
     const request = create(RateLimitRequestSchema, {
       domain: options.domain,
       hitsAddend: options.hitsAddend,
@@ -97,13 +93,14 @@ async function callOnce(
     });
     let response: RateLimitResponse;
     try {
-      response = await call(client, request, metadata, deadline);
+      // Not waiting for a connection (grpc-go's default, which the reference's client keeps): a refused
+      // connection fails the call at once with UNAVAILABLE instead of after the whole deadline.
+      response = await call(client, request, metadata, Date.now() + options.timeoutMs);
     } catch (error) {
       const status = error as grpc.ServiceError;
-      span?.end(status.code, status.details ?? status.message);
-      print(
-        `request error: rpc error: code = ${goCodeName(status.code)} desc = ${status.details ?? status.message}`,
-      );
+      const details = status.details ?? status.message;
+      span?.end(status.code, details);
+      print(`request error: ${goStatusText(status.code, details)}`);
       return 1;
     }
     span?.end(0, "");
@@ -116,31 +113,6 @@ async function callOnce(
   } finally {
     client.close();
   }
-}
-
-/** grpc-go's `codes.Code` names, which its status errors print (`code = Unknown`). */
-const GO_CODE_NAMES = [
-  "OK",
-  "Canceled",
-  "Unknown",
-  "InvalidArgument",
-  "DeadlineExceeded",
-  "NotFound",
-  "AlreadyExists",
-  "PermissionDenied",
-  "ResourceExhausted",
-  "FailedPrecondition",
-  "Aborted",
-  "OutOfRange",
-  "Unimplemented",
-  "Internal",
-  "Unavailable",
-  "DataLoss",
-  "Unauthenticated",
-];
-
-function goCodeName(code: number): string {
-  return GO_CODE_NAMES[code] ?? `Code(${code})`;
 }
 
 function call(

@@ -2,7 +2,7 @@
 // files over ADS, one resource per file, and pushes a new version when they change; a daemon on
 // CONFIG_TYPE=GRPC_XDS_SOTW follows it, and NACKs an invalid version with the reason (old rules kept).
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
 import { distEntry, startDaemon } from "../helpers/daemon-process.js";
@@ -43,4 +43,31 @@ t.test("serves a directory, pushes changes, and logs the daemon's ACKs and NACKs
   await eventually("NACK logged", () => / NACKed nonce \d+: /.test(logs));
   t.match(logs, /node default NACKed nonce \d+: b\.yaml: duplicate domain 'a' in config file\n/);
   t.equal(await rlconfig(daemon.debugPort), dump("a", 9) + dump("b", 5), "the daemon kept its rules");
+});
+
+t.test("a missing -config_dir is said, and served once it appears", async (t) => {
+  const base = t.testdir({ staging: { "a.yaml": rules("a", 3) } });
+  // Its parent is missing too: the directory can only be noticed by looking for it again.
+  const dir = join(base, "deploy", "rules");
+  const server = spawn(
+    process.execPath,
+    [distEntry("ratelimit-xds-server"), "-config_dir", dir, "-port", "0"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  t.teardown(() => server.kill("SIGKILL"));
+  let logs = "";
+  server.stderr.on("data", (chunk: Buffer) => (logs += chunk));
+  await eventually("listening", () => /listening on 127\.0\.0\.1:\d+/.test(logs));
+  t.match(
+    logs,
+    `not publishing: config directory ${dir} does not exist; publishing again once it is created\n`,
+  );
+  const port = Number(/listening on 127\.0\.0\.1:(\d+)/.exec(logs)![1]);
+
+  mkdirSync(join(base, "deploy"));
+  renameSync(join(base, "staging"), dir);
+  await eventually("version 1 served", () => logs.includes("serving version 1: a.yaml\n"));
+  const daemon = await startDaemon(xdsEnv(port));
+  t.teardown(() => daemon.stop());
+  t.equal(await rlconfig(daemon.debugPort), dump("a", 3), "the daemon has the rules that appeared");
 });
