@@ -1,7 +1,10 @@
 # ratelimitd container image. Build: docker build -t ratelimitd .
-# Run:   docker run -p 8080:8080 -p 8081:8081 -p 6070:6070 -v "$PWD/config:/data/config" \
-#          -e RUNTIME_ROOT=/data -e RUNTIME_SUBDIRECTORY= -e RUNTIME_WATCH_ROOT=false \
+# Run:   docker run -p 8080:8080 -p 8081:8081 -p 6070:6070 -v "$PWD/config/ratelimit:/data/ratelimit" \
+#          -e RUNTIME_ROOT=/data -e RUNTIME_SUBDIRECTORY=ratelimit -e RUNTIME_WATCH_ROOT=false \
 #          -e BACKEND_TYPE=redis -e REDIS_SOCKET_TYPE=tcp -e REDIS_URL=redis:6379 ratelimitd
+# The rules are the YAML files in $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config (RUNTIME_APPDIRECTORY's default):
+# mount config/ratelimit, which holds only config/*.yaml, not config/ (config/local.env is no rule file). The
+# README's "Container image" section has the same line; test/e2e/container-run-line.test.ts runs its layout.
 # Build and runtime stages share one Debian release, so the native addon compiled in the first (better-sqlite3,
 # linked against glibc) loads in the last.
 

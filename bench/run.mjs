@@ -2,7 +2,8 @@
 // Servers are pinned to CPU 1 and the load generator (h2load) to CPU 0; throughput is normalised by the
 // server's CPU seconds read from /proc. Writes bench/RESULTS.md, bench/results.json and bench/results.svg.
 // Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test), --compare DIR (another
-// checkout, built, whose daemon runs the Redis scenarios beside this one: before/after numbers from one run).
+// checkout, built, whose daemons run the memory and Redis scenarios beside this one: before/after numbers
+// from one run).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -149,7 +150,10 @@ async function startServers(redisPort) {
       DATABASE_URL: `sqlite:${mkdtempSync(join(tmpdir(), "bench-"))}/users.db`,
     }),
   };
-  if (compareRoot) servers.compareRedis = daemon({ BACKEND_TYPE: "redis" }, compareRoot);
+  if (compareRoot) {
+    servers.compareMemory = daemon({ BACKEND_TYPE: "memory" }, compareRoot);
+    servers.compareRedis = daemon({ BACKEND_TYPE: "redis" }, compareRoot);
+  }
   for (const server of Object.values(servers)) await waitForPort(server.port);
   return servers;
 }
@@ -165,6 +169,12 @@ function defineScenarios(s) {
   });
   const compared = compareRoot
     ? [
+        grpc(`compared build (${compareLabel()}) memory, 1 descriptor`, s.compareMemory, 1, {
+          role: "compareMemory1",
+        }),
+        grpc(`compared build (${compareLabel()}) memory, 5 descriptors`, s.compareMemory, 5, {
+          role: "compareMemory5",
+        }),
         grpc(`compared build (${compareLabel()}) redis, 1 descriptor`, s.compareRedis, 1, {
           role: "compare1",
           redis: true,

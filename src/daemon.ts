@@ -2,13 +2,13 @@ import { readFileSync } from "node:fs";
 import type { CounterStore } from "./backends/counter-store.js";
 import { createCounterStore } from "./backends/create-counter-store.js";
 import { LocalOverLimitCache } from "./backends/local-over-limit-cache.js";
-import { buildRuleSet } from "./config/build-rule-set.js";
+import { buildRuleSetInSlices } from "./config/build-rule-set.js";
 import { dumpRuleSet } from "./config/dump-rule-set.js";
 import { FileRuleSource } from "./config/file/file-rule-source.js";
-import { ruleDirectory } from "./config/file/rule-files.js";
 import type { RuleCompiler, RuleSource, RuleUpdate } from "./config/rule-source.js";
 import { XdsRuleSource } from "./config/xds/xds-rule-source.js";
 import { DecisionEngine } from "./engine/decision-engine.js";
+import type { RequestLimits } from "./engine/request-limits.js";
 import { SettingsError } from "./errors.js";
 import { ManagementApis } from "./management-apis.js";
 import {
@@ -25,6 +25,7 @@ import { StatsFlusher } from "./observability/stats-flusher.js";
 import { StatsRegistry } from "./observability/stats-registry.js";
 import type { StatsSink } from "./observability/stats-sink.js";
 import { StatsdSink } from "./observability/statsd-sink.js";
+import { ThrottledLog } from "./observability/throttled-log.js";
 import type { Tracing } from "./observability/tracing.js";
 import { HealthChecker } from "./service/health-checker.js";
 import { RateLimitService } from "./service/rate-limit-service.js";
@@ -34,6 +35,7 @@ import { metricsHandler } from "./transports/debug/metrics-handler.js";
 import { rateLimitRoutes } from "./transports/grpc/connect-routes.js";
 import { fastMethods } from "./transports/grpc/fast-methods.js";
 import { GrpcListener } from "./transports/grpc/grpc-listener.js";
+import type { Http2Limits } from "./transports/grpc/http2-limits.js";
 import { ServerMetrics } from "./transports/grpc/server-metrics.js";
 import { HttpListener } from "./transports/http/http-listener.js";
 import { exactRoute } from "./transports/http/http-route.js";
@@ -60,6 +62,8 @@ export interface BoundAddresses {
  */
 export class Daemon {
   readonly logger: Logger;
+  /** Recurring lines (backend failures, connections lost and back): at most one a second per kind. */
+  readonly throttledLog: ThrottledLog;
   readonly stats: StatsRegistry;
   readonly health = new HealthChecker();
   readonly service: RateLimitService;
@@ -88,6 +92,7 @@ export class Daemon {
         level: logLevelFromSetting(settings.logLevel),
         format: settings.logFormat.toLowerCase() === "json" ? "json" : "text",
       });
+    this.throttledLog = new ThrottledLog({ logger: this.logger });
     this.stats = new StatsRegistry({ maxDynamicKeys: settings.statsMaxDynamicKeys });
     this.#prometheus = new PrometheusExporter(this.stats, {
       mapping: prometheusMapping(settings),
@@ -97,7 +102,18 @@ export class Daemon {
     this.#stopRuntimeStats = registerRuntimeStats(this.stats, settings.statsFlushIntervalMs);
     const localCache =
       settings.localCacheSizeInBytes > 0 ? this.#localCache(settings.localCacheSizeInBytes) : undefined;
-    this.#store = overrides.store ?? createCounterStore(settings, { stats: this.stats, logger: this.logger });
+    this.#store =
+      overrides.store ??
+      createCounterStore(settings, {
+        stats: this.stats,
+        logger: this.logger,
+        throttledLog: this.throttledLog,
+      });
+    const requestLimits: RequestLimits = {
+      maxDescriptors: settings.maxDescriptorsPerRequest,
+      maxEntries: settings.maxEntriesPerDescriptor,
+      maxEntryBytes: settings.maxDescriptorEntryBytes,
+    };
     const engine = new DecisionEngine({
       nearLimitRatio: settings.nearLimitRatio,
       cacheKeyPrefix: settings.cacheKeyPrefix,
@@ -116,6 +132,7 @@ export class Daemon {
       stats: this.stats,
       random: Math.random,
       debug: this.logger.debugEnabled ? (line) => this.logger.debug(line) : undefined,
+      requestLimits,
     });
     const scope = "ratelimit.service";
     this.service = new RateLimitService({
@@ -139,11 +156,17 @@ export class Daemon {
     const metrics = new ServerMetrics(this.stats);
     this.management = new ManagementApis(settings, this.logger, this.stats);
     const core = { rateLimit: this.service, health: this.health };
+    const http2Limits: Http2Limits = {
+      maxConcurrentStreams: settings.grpcMaxConcurrentStreams,
+      requestReadTimeoutMs: settings.grpcRequestReadTimeoutMs,
+      maxIdleMs: settings.grpcMaxConnectionIdleMs,
+    };
     this.#grpc = new GrpcListener({
       routes: [rateLimitRoutes(core), ...this.management.grpcRoutes],
-      fastMethods: fastMethods(core),
+      fastMethods: fastMethods(core, requestLimits),
       metrics,
       logger: this.logger,
+      throttledLog: this.throttledLog,
       tls: settings.grpcServerUseTls
         ? {
             certFile: settings.grpcServerTlsCert,
@@ -157,10 +180,11 @@ export class Daemon {
         graceMs: settings.grpcMaxConnectionAgeGraceMs,
         random: Math.random,
       },
+      limits: http2Limits,
     });
     this.#http = new HttpListener(
       [
-        exactRoute("/json", jsonHandler(this.service, this.logger)),
+        exactRoute("/json", jsonHandler(this.service, this.throttledLog, requestLimits)),
         exactRoute("/healthcheck", (_req, res) => {
           if (this.health.healthy) {
             res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
@@ -173,15 +197,18 @@ export class Daemon {
         ...this.management.httpRoutes,
       ],
       this.logger,
+      undefined,
+      http2Limits,
     );
     const debug = debugRoutes(
       debugEndpoints({
         rlconfig: () => dumpRuleSet(this.service.rules),
         stats: () => this.stats.snapshotLines(),
         metrics: () => this.#prometheus.text(),
+        heapSnapshots: settings.debugHeapSnapshotEnabled,
       }),
     );
-    this.#debug = new HttpListener(debug.routes, this.logger, debug.fallback);
+    this.#debug = new HttpListener(debug.routes, this.logger, debug.fallback, http2Limits);
     this.#prometheusListener =
       settings.usePrometheus && !settings.disableStats
         ? new HttpListener(
@@ -192,6 +219,8 @@ export class Daemon {
               ),
             ],
             this.logger,
+            undefined,
+            http2Limits,
           )
         : undefined;
   }
@@ -256,6 +285,8 @@ export class Daemon {
       await this.#store.close();
       await this.management.stop(graceMs);
       this.#stopRuntimeStats();
+      // Counts still held for the next second are written before the process ends.
+      this.throttledLog.flush();
     })();
     return this.#stopping;
   }
@@ -272,9 +303,11 @@ export class Daemon {
 
   #createRuleSource(): RuleSource {
     const { settings, logger } = this;
-    const compile: RuleCompiler = (documents) =>
-      buildRuleSet(documents, {
+    const compile: RuleCompiler = (documents, signal) =>
+      buildRuleSetInSlices(documents, {
         mergeDomainConfig: settings.mergeDomainConfig,
+        maxDescriptors: settings.configMaxDescriptors,
+        signal,
         statsFor: (key) => this.stats.pinnedRuleStats(key),
         debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
       });
@@ -311,15 +344,14 @@ export class Daemon {
       watchRoot: settings.runtimeWatchRoot,
       ignoreDotfiles: settings.runtimeIgnoreDotfiles,
     };
-    if (ruleDirectory(layout) === undefined) {
-      logger.warn(
-        "RUNTIME_SUBDIRECTORY is empty with RUNTIME_WATCH_ROOT=true: no rule files are loaded (as the reference)",
-      );
-    }
     return new FileRuleSource({
       layout,
       compile,
+      maxDescriptors: settings.configMaxDescriptors,
       onReloading: () => logger.debug("got runtime update and reloading config"),
+      // A missing or empty rule directory: said at start and on every reload while it lasts.
+      warn: (line) => logger.warn(line),
+      onReloadQueued: () => logger.debug("rule files changed during a reload: reloading again after it"),
     });
   }
 

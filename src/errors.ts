@@ -71,10 +71,17 @@ export class InvalidArgumentError extends RatelimitdError {
   }
 }
 
-/** The counter backend failed; the driver's error is the `cause`. Counted in `redis_error`. */
+/**
+ * The counter backend failed; the driver's error is the `cause`. Counted in `redis_error`. `message` has the
+ * details for the log (the deployment's masked address, the driver's text); `clientMessage` is what clients
+ * are shown instead — `redis: connection refused` — with no address and nothing else from the settings.
+ */
 export class BackendError extends RatelimitdError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("backend_error", message, options);
+  readonly clientMessage: string;
+
+  constructor(message: string, options: { clientMessage: string; cause?: unknown }) {
+    super("backend_error", message, { cause: options.cause });
+    this.clientMessage = options.clientMessage;
   }
 }
 
@@ -96,6 +103,19 @@ export class AlreadyExistsError extends RatelimitdError {
 export class ConflictError extends RatelimitdError {
   constructor(message: string) {
     super("conflict", message);
+  }
+}
+
+/**
+ * Refused for now to protect the service (a bounded queue is full): nothing was done, and the same request
+ * may succeed after `retryAfterSeconds` (HTTP 503 with `Retry-After`, gRPC UNAVAILABLE).
+ */
+export class OverloadedError extends RatelimitdError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super("unavailable", message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -2,8 +2,9 @@ import { bootstrapAdmin } from "./auth/admin-bootstrap.js";
 import { ApplicationPasswordAuthenticator } from "./auth/application-password-authenticator.js";
 import { AUTH_SCHEMA } from "./auth/auth-schema.js";
 import { type AccessGuard, accessGuard, MANAGE_OPTIONS } from "./auth/authenticator.js";
-import { FailedAttemptLimiter } from "./auth/failed-attempt-limiter.js";
+import { createFailedAttemptLimiter } from "./auth/failed-attempt-limiter.js";
 import { SqlAuthStore } from "./auth/sql-auth-store.js";
+import { usersAccess } from "./auth/users-access.js";
 import { ManagedDatabase } from "./database/managed-database.js";
 import { messageOf } from "./errors.js";
 import { BatchRunner } from "./migrations/batch-runner.js";
@@ -62,18 +63,18 @@ export class ManagementApis {
     });
     this.#userStore = new SqlUserStore(this.database);
     this.#authStore = new SqlAuthStore(this.database);
-    this.#hasher = new PasswordHasher({ parameters: { logN: settings.usersPasswordScryptLogN, r: 8, p: 1 } });
+    this.#hasher = new PasswordHasher({
+      parameters: { logN: settings.usersPasswordScryptLogN, r: 8, p: 1 },
+      maxQueued: settings.usersPasswordHashQueue,
+    });
     const debug = logger.debugEnabled ? (line: string) => logger.debug(line) : undefined;
     this.users = new UserService({ store: this.#userStore, hasher: this.#hasher, debug });
-    const limiter = new FailedAttemptLimiter({
-      failuresPerMinute: settings.authFailuresPerMinute,
-      stats,
-      logger,
-    });
+    const limiter = createFailedAttemptLimiter({ failuresPerMinute: settings.authFailuresPerMinute, stats });
     const authenticator = new ApplicationPasswordAuthenticator({
       users: this.#userStore,
       auth: this.#authStore,
       limiter,
+      logger,
     });
     this.guard = accessGuard(authenticator, MANAGE_OPTIONS);
     for (const definition of BUILTIN_MIGRATIONS) this.registry.register(definition, "built-in");
@@ -100,6 +101,11 @@ export class ManagementApis {
       store,
       onScheduled: () => this.#worker?.wake(),
     });
+    const access = usersAccess({
+      guard: this.guard,
+      requireAuth: settings.usersRequireAuth,
+      isPrivileged: (userId) => this.#authStore.holdsAnyCapability(userId),
+    });
     const migrationsBase = `/${migrationsNamespace(settings.migrationsHookPrefix)}/migrations/v1`;
     this.httpRoutes = [
       usersRoutes({
@@ -107,7 +113,7 @@ export class ManagementApis {
         basePath: settings.usersBasePath,
         maxBodyBytes: settings.usersMaxBodyBytes,
         openApi: usersOpenApi(settings.usersBasePath),
-        guard: settings.usersRequireAuth ? this.guard : undefined,
+        access,
         logger,
       }),
       migrationsRoutes({
@@ -119,7 +125,7 @@ export class ManagementApis {
       }),
     ];
     this.grpcRoutes = [
-      userServiceRoutes(this.users, settings.usersRequireAuth ? this.guard : undefined),
+      userServiceRoutes(this.users, access),
       migrationServiceRoutes(this.migrations, this.guard),
     ];
   }

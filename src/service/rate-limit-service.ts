@@ -1,3 +1,4 @@
+import { clientReasonOf } from "../backends/client-reason.js";
 import type { CounterStore } from "../backends/counter-store.js";
 import type { RuleUpdate } from "../config/rule-source.js";
 import type { DecisionEngine, DecisionPlan } from "../engine/decision-engine.js";
@@ -26,11 +27,6 @@ export interface RateLimitServiceOptions {
   readonly stopIncrementWhenOverLimit: boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly nowMs?: () => number;
-  /**
-   * A fixed rule set active from the start, for services that never load rules from a source: it is not
-   * a load, so it is neither logged nor counted in `config_load_success`.
-   */
-  readonly initialRules?: RuleSet;
 }
 
 const NO_COUNTERS: readonly number[] = [];
@@ -48,7 +44,6 @@ export class RateLimitService {
   constructor(options: RateLimitServiceOptions) {
     this.#options = options;
     this.#nowMs = options.nowMs ?? Date.now;
-    this.#rules = options.initialRules;
   }
 
   /** The active rules, undefined until a load succeeds. */
@@ -86,6 +81,16 @@ export class RateLimitService {
     // Tracing's `ShouldRateLimit Execution` span: one boolean per request while nobody listens.
     if (decisionStart.hasSubscribers) return traceDecision(request, () => this.#decide(request));
     return this.#decide(request);
+  }
+
+  /**
+   * Counts a request a transport refused before deciding it — beyond the request limits, found while
+   * decoding — as the service counts its own refusals (`call.should_rate_limit.service_error`), and gives
+   * the error back to throw.
+   */
+  refused(error: InvalidArgumentError): InvalidArgumentError {
+    this.#options.counters.serviceError.add(1);
+    return error;
   }
 
   #decide(request: DecisionRequest): Decision | Promise<Decision> {
@@ -137,6 +142,11 @@ export class RateLimitService {
       return error;
     }
     this.#options.counters.backendError.add(1);
-    return error instanceof RatelimitdError ? error : new BackendError(messageOf(error), { cause: error });
+    if (error instanceof RatelimitdError) return error;
+    // A store's failure it did not wrap itself: the details for the log, a short reason for clients.
+    return new BackendError(messageOf(error), {
+      cause: error,
+      clientMessage: `${this.#options.store.name}: ${clientReasonOf(error)}`,
+    });
   }
 }

@@ -29,15 +29,13 @@ export interface Settings extends TableSettings {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The other accepted spellings of a variable (decision 1: the seed's KVSTORE_/ALTCACHE_ names). */
+/** The other accepted spellings of a variable: `KVSTORE_*` for `REDIS_*`, `ALTCACHE_*` for `MEMCACHE_*` (README, Settings). */
 export function aliasesOf(env: string): string[] {
   if (env.startsWith("REDIS_")) return [`KVSTORE_${env.slice("REDIS_".length)}`];
   if (env.startsWith("MEMCACHE_")) return [`ALTCACHE_${env.slice("MEMCACHE_".length)}`];
   if (env === "LOCAL_CACHE_SIZE_IN_BYTES") return ["LocalCacheSizeInBytes"];
   return [];
 }
-
-const BACKEND_ALIASES: Record<string, string> = { kvstore: "redis", altcache: "memcache" };
 
 /**
  * Reads every setting from `env` (the only place that reads the environment). All invalid values are
@@ -50,8 +48,7 @@ export function loadSettings(env: Env): Settings {
   for (const [field, spec] of Object.entries(SETTINGS_TABLE)) {
     const found = lookup(env, spec.env, problems);
     names[spec.env] = found?.name ?? spec.env;
-    let text = found?.text;
-    if (field === "backendType" && text !== undefined) text = BACKEND_ALIASES[text.toLowerCase()] ?? text;
+    const text = found?.text;
     if (text === undefined && spec.defaultText === "") {
       values[field] = spec.zero;
       continue;

@@ -117,23 +117,30 @@ export const map = (env: string, description: string, extra?: Extra) =>
 
 /**
  * A string setting restricted to a set of words, matched case-insensitively and returned as written in
- * `allowed` (the canonical spelling).
+ * `allowed` (the canonical spelling). `aliases` maps other accepted words (lower case) to one of `allowed`;
+ * the error for any other word lists them too.
  */
 export function oneOf<const A extends readonly string[]>(
   env: string,
   def: A[number],
   allowed: A,
   description: string,
+  aliases: Readonly<Record<string, A[number]>> = {},
 ) {
+  const words = [
+    ...allowed.map((word) => (word === "" ? '""' : word)),
+    ...Object.entries(aliases).map(([alias, word]) => `${alias} (alias of ${word})`),
+  ];
   return spec<A[number]>(
     env,
     def,
     def,
     (text) => {
-      const found = allowed.find((word) => word.toLowerCase() === text.toLowerCase());
+      const lower = text.toLowerCase();
+      const found = aliases[lower] ?? allowed.find((word) => word.toLowerCase() === lower);
       return found !== undefined
         ? { ok: true, value: found }
-        : { ok: false, reason: `must be one of ${allowed.map((w) => (w === "" ? '""' : w)).join(", ")}` };
+        : { ok: false, reason: `must be one of ${words.join(", ")}` };
     },
     description,
   );

@@ -1,4 +1,5 @@
 import { type DatabaseLocation, parseDatabaseLocation } from "../database/database-location.js";
+import { DEFAULT_REQUEST_LIMITS } from "../engine/request-limits.js";
 import {
   bool,
   custom,
@@ -26,6 +27,11 @@ export const SETTINGS_TABLE = {
   port: int("PORT", 8080, "HTTP port", ...PORT),
   debugHost: str("DEBUG_HOST", "0.0.0.0", "debug listener host"),
   debugPort: int("DEBUG_PORT", 6070, "debug port (/rlconfig, /stats, /metrics, /debug/pprof/)", ...PORT),
+  debugHeapSnapshotEnabled: bool(
+    "DEBUG_HEAP_SNAPSHOT_ENABLED",
+    false,
+    "ratelimitd: serve /debug/pprof/heap (snapshots hold secrets and stall requests)",
+  ),
   grpcUds: str("GRPC_UDS", "", "if set, gRPC listens on this unix socket instead of GRPC_HOST:GRPC_PORT"),
   grpcHost: str("GRPC_HOST", "0.0.0.0", "gRPC listen host"),
   grpcPort: int("GRPC_PORT", 8081, "gRPC port (also Connect and gRPC-Web)", ...PORT),
@@ -38,6 +44,23 @@ export const SETTINGS_TABLE = {
     "GRPC_MAX_CONNECTION_AGE_GRACE",
     "1h",
     "forced close after age + grace",
+  ),
+  grpcMaxConcurrentStreams: int(
+    "GRPC_MAX_CONCURRENT_STREAMS",
+    1000,
+    "ratelimitd (envoyproxy/ratelimit PR #1189's name): streams per HTTP/2 connection, in SETTINGS; 0 = no limit",
+    0,
+    2 ** 32 - 1,
+  ),
+  grpcRequestReadTimeoutMs: durationMs(
+    "GRPC_REQUEST_READ_TIMEOUT",
+    "10s",
+    "ratelimitd: time a client has to send a whole request, else it is answered and reset; 0 = no limit",
+  ),
+  grpcMaxConnectionIdleMs: durationMs(
+    "GRPC_MAX_CONNECTION_IDLE",
+    "5m",
+    "ratelimitd (grpc-go's MaxConnectionIdle): GOAWAY to an HTTP/2 connection without calls this long; 0 = never",
   ),
   grpcServerUseTls: bool("GRPC_SERVER_USE_TLS", false, "serve gRPC over TLS"),
   grpcServerTlsCert: str("GRPC_SERVER_TLS_CERT", "", "server certificate chain file (hot-reloaded)"),
@@ -74,6 +97,12 @@ export const SETTINGS_TABLE = {
     "true: reload on symlink swap of RUNTIME_ROOT; false: on file changes",
   ),
   mergeDomainConfig: bool("MERGE_DOMAIN_CONFIG", false, "allow several files to define one domain"),
+  configMaxDescriptors: int(
+    "CONFIG_MAX_DESCRIPTORS",
+    1_000_000,
+    "ratelimitd: most descriptors all rules may hold (nested included)",
+    1,
+  ),
   xdsNodeId: str("CONFIG_GRPC_XDS_NODE_ID", "default", "xDS node id"),
   xdsNodeMetadata: str("CONFIG_GRPC_XDS_NODE_METADATA", "", "xDS node metadata as k1=v1,k2=v2"),
   xdsServerUrl: str("CONFIG_GRPC_XDS_SERVER_URL", "localhost:18000", "xDS management server address"),
@@ -152,7 +181,8 @@ export const SETTINGS_TABLE = {
     "BACKEND_TYPE",
     "redis",
     ["redis", "", "memcache", "memory"] as const,
-    "redis, memcache, or memory (ratelimitd: in-process)",
+    "redis or kvstore, memcache or altcache, memory (in-process)",
+    { kvstore: "redis", altcache: "memcache" },
   ),
   expirationJitterMaxSeconds: int(
     "EXPIRATION_JITTER_MAX_SECONDS",
@@ -167,6 +197,34 @@ export const SETTINGS_TABLE = {
     "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT",
     false,
     "Redis: do not count hits of a request that is over any limit",
+  ),
+
+  // Memory backend (ratelimitd)
+  memoryMaxBytes: int(
+    "MEMORY_MAX_BYTES",
+    268435456,
+    "ratelimitd: BACKEND_TYPE=memory: most bytes its counters take, least recently used evicted beyond",
+    16 * 1024 * 1024,
+  ),
+
+  // Limits on one request (ratelimitd)
+  maxDescriptorsPerRequest: int(
+    "MAX_DESCRIPTORS_PER_REQUEST",
+    DEFAULT_REQUEST_LIMITS.maxDescriptors,
+    "ratelimitd: most descriptors in one request",
+    1,
+  ),
+  maxEntriesPerDescriptor: int(
+    "MAX_ENTRIES_PER_DESCRIPTOR",
+    DEFAULT_REQUEST_LIMITS.maxEntries,
+    "ratelimitd: most entries in one descriptor",
+    1,
+  ),
+  maxDescriptorEntryBytes: int(
+    "MAX_DESCRIPTOR_ENTRY_BYTES",
+    DEFAULT_REQUEST_LIMITS.maxEntryBytes,
+    "ratelimitd: longest domain, entry key or entry value, in UTF-8 bytes",
+    1,
   ),
 
   // Response headers, modes, health
@@ -336,6 +394,13 @@ export const SETTINGS_TABLE = {
     "ratelimitd: scrypt cost of new password hashes, log2 N",
     10,
     20,
+  ),
+  usersPasswordHashQueue: int(
+    "USERS_PASSWORD_HASH_QUEUE",
+    32,
+    "ratelimitd: password hashes that may wait for a hashing thread (beyond: 503)",
+    0,
+    100_000,
   ),
   migrationsHookPrefix: str(
     "MIGRATIONS_HOOK_PREFIX",

@@ -94,9 +94,10 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       t.equal((await client.shouldRateLimit(request)).overall_code, "OK");
       await server.kill();
       const started = performance.now();
+      // The address stays in the log (test/e2e/backend-failure-logs.test.ts); clients get the reason only.
       await t.rejects(client.shouldRateLimit(request), {
         code: 14,
-        details: new RegExp(`^redis ${server.url.replaceAll(".", "\\.")}: `),
+        details: /^redis: connection (closed|reset|refused)$/,
       });
       t.ok(performance.now() - started < 1000, "failed within REDIS_TIMEOUT");
       const heap = async () =>

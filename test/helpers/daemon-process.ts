@@ -47,16 +47,31 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   DATABASE_URL: "sqlite::memory:",
   // Cheap password hashes: tests create many users, and the cost is not what they check.
   USERS_PASSWORD_SCRYPT_LOG_N: "10",
+  // Room for the bursts of concurrent creates tests make; the bound itself is tested with its own value.
+  USERS_PASSWORD_HASH_QUEUE: "1000",
 };
+
+/** Where and on what a test daemon starts, beyond its settings. */
+export interface DaemonSpawnOptions {
+  /** Working directory (relative paths in settings resolve here); default: the test's own. */
+  readonly cwd?: string;
+  /** The settings `env` goes on top of; default {@link BASE_ENV}. */
+  readonly baseEnv?: Readonly<Record<string, string>>;
+}
 
 /**
  * Starts `dist/cmd/ratelimitd.js` with `env` on top of {@link BASE_ENV} and waits until its HTTP port
  * listens (ports are read from its `Listening for …` log lines). Rejects with the logs if it exits first.
  */
-export function startDaemon(env: Record<string, string>, timeoutMs = 20_000): Promise<DaemonProcess> {
+export function startDaemon(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  options: DaemonSpawnOptions = {},
+): Promise<DaemonProcess> {
   const child = track(
     spawn(process.execPath, [distEntry("ratelimitd")], {
-      env: { PATH: process.env.PATH ?? "", ...BASE_ENV, ...env },
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH ?? "", ...(options.baseEnv ?? BASE_ENV), ...env },
       stdio: ["ignore", "ignore", "pipe"],
     }),
   );

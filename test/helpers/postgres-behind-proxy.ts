@@ -1,9 +1,4 @@
-import {
-  createPostgresSchema,
-  POSTGRES_URL,
-  type PostgresSchema,
-  type PostgresTestHooks,
-} from "./postgres-schema.js";
+import { createPostgresSchema, type PostgresSchema, type PostgresTestHooks } from "./postgres-schema.js";
 import { type SwitchableProxy, startSwitchableProxy } from "./switchable-proxy.js";
 
 /** A test's own schema reached through a proxy that can take PostgreSQL away from the daemon. */
@@ -24,7 +19,7 @@ export async function createPostgresSchemaBehindProxy(
 ): Promise<PostgresBehindProxy | undefined> {
   const schema = await createPostgresSchema(t);
   if (schema === undefined) return undefined;
-  const server = new URL(POSTGRES_URL);
+  const server = new URL(schema.serverUrl);
   const proxy = await startSwitchableProxy(
     t,
     { host: server.hostname, port: Number(server.port || 5432) },

@@ -180,11 +180,12 @@ function failingService(
 
 // §3.9.1: a backend error fails the request, counts redis_error; total_hits was already counted.
 t.test("a backend failure becomes a BackendError with the cause, counted in redis_error", async (t) => {
-  const cause = new Error("connect ECONNREFUSED 127.0.0.1:6379");
+  const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" });
   const { service, registry } = failingService(cause);
   const error = await rejection(() => service.shouldRateLimit(request("d", [entries(["k", "v"])])));
   t.ok(error instanceof BackendError);
-  t.equal((error as BackendError).message, "connect ECONNREFUSED 127.0.0.1:6379");
+  t.equal((error as BackendError).message, "connect ECONNREFUSED 127.0.0.1:6379", "the details, for the log");
+  t.equal((error as BackendError).clientMessage, "memory: connection refused", "no address for clients");
   t.equal((error as BackendError).cause, cause);
   t.equal(stat(registry, BACKEND_ERROR), 1);
   t.equal(stat(registry, SERVICE_ERROR), 0);
@@ -192,7 +193,9 @@ t.test("a backend failure becomes a BackendError with the cause, counted in redi
 });
 
 t.test("a BackendError from the store is passed through unchanged", async (t) => {
-  const failure = new BackendError("redis timeout after 1000ms");
+  const failure = new BackendError("redis 127.0.0.1:6379: no answer within 1000 ms", {
+    clientMessage: "redis: no answer within 1000 ms",
+  });
   const { service } = failingService(failure);
   t.equal(await rejection(() => service.shouldRateLimit(request("d", [entries(["k", "v"])]))), failure);
 });

@@ -51,6 +51,22 @@ t.test("parse errors name the variable and the value", (t) => {
       { LOCAL_CACHE_SIZE_IN_BYTES: "-1" },
       'invalid setting LOCAL_CACHE_SIZE_IN_BYTES="-1": must be at least 0',
     ],
+    [
+      { MEMORY_MAX_BYTES: "1048576" },
+      'invalid setting MEMORY_MAX_BYTES="1048576": must be at least 16777216',
+    ],
+    [
+      { MAX_DESCRIPTORS_PER_REQUEST: "0" },
+      'invalid setting MAX_DESCRIPTORS_PER_REQUEST="0": must be at least 1',
+    ],
+    [
+      { MAX_ENTRIES_PER_DESCRIPTOR: "0" },
+      'invalid setting MAX_ENTRIES_PER_DESCRIPTOR="0": must be at least 1',
+    ],
+    [
+      { MAX_DESCRIPTOR_ENTRY_BYTES: "0" },
+      'invalid setting MAX_DESCRIPTOR_ENTRY_BYTES="0": must be at least 1',
+    ],
     [{ USE_STATSD: "yes" }, 'invalid setting USE_STATSD="yes": not a boolean (use true or false)'],
     [{ USE_STATSD: "" }, 'invalid setting USE_STATSD="": not a boolean (use true or false)'],
     [{ NEAR_LIMIT_RATIO: "high" }, 'invalid setting NEAR_LIMIT_RATIO="high": not a number'],
@@ -60,6 +76,14 @@ t.test("parse errors name the variable and the value", (t) => {
     ],
     [{ REDIS_TIMEOUT: "10d" }, 'invalid setting REDIS_TIMEOUT="10d": unknown unit "d" in duration'],
     [{ REDIS_TIMEOUT: "-1s" }, 'invalid setting REDIS_TIMEOUT="-1s": must not be negative'],
+    [
+      { GRPC_MAX_CONCURRENT_STREAMS: "-1" },
+      'invalid setting GRPC_MAX_CONCURRENT_STREAMS="-1": must be between 0 and 4294967295',
+    ],
+    [
+      { GRPC_REQUEST_READ_TIMEOUT: "-5s" },
+      'invalid setting GRPC_REQUEST_READ_TIMEOUT="-5s": must not be negative',
+    ],
     [
       { EXTRA_TAGS: "env=prod" },
       'invalid setting EXTRA_TAGS="env=prod": invalid map item: "env=prod" (use k1:v1,k2:v2)',
@@ -71,7 +95,7 @@ t.test("parse errors name the variable and the value", (t) => {
     [{ CONFIG_TYPE: "REST" }, 'invalid setting CONFIG_TYPE="REST": must be one of FILE, GRPC_XDS_SOTW'],
     [
       { BACKEND_TYPE: "mysql" },
-      'invalid setting BACKEND_TYPE="mysql": must be one of redis, "", memcache, memory',
+      'invalid setting BACKEND_TYPE="mysql": must be one of redis, "", memcache, memory, kvstore (alias of redis), altcache (alias of memcache)',
     ],
     [{ REDIS_TYPE: "ring" }, 'invalid setting REDIS_TYPE="ring": must be one of single, sentinel, cluster'],
     [

@@ -11,11 +11,15 @@ const LISTENERS: Row[] = [
   ["PORT", "port", 8080],
   ["DEBUG_HOST", "debugHost", "0.0.0.0"],
   ["DEBUG_PORT", "debugPort", 6070],
+  ["DEBUG_HEAP_SNAPSHOT_ENABLED", "debugHeapSnapshotEnabled", false],
   ["GRPC_UDS", "grpcUds", ""],
   ["GRPC_HOST", "grpcHost", "0.0.0.0"],
   ["GRPC_PORT", "grpcPort", 8081],
   ["GRPC_MAX_CONNECTION_AGE", "grpcMaxConnectionAgeMs", 24 * 3_600_000],
   ["GRPC_MAX_CONNECTION_AGE_GRACE", "grpcMaxConnectionAgeGraceMs", 3_600_000],
+  ["GRPC_MAX_CONCURRENT_STREAMS", "grpcMaxConcurrentStreams", 1000],
+  ["GRPC_REQUEST_READ_TIMEOUT", "grpcRequestReadTimeoutMs", 10_000],
+  ["GRPC_MAX_CONNECTION_IDLE", "grpcMaxConnectionIdleMs", 300_000],
   ["GRPC_SERVER_USE_TLS", "grpcServerUseTls", false],
   ["GRPC_SERVER_TLS_CERT", "grpcServerTlsCert", ""],
   ["GRPC_CLIENT_TLS_CACERT", "grpcClientTlsCacert", ""],
@@ -125,7 +129,15 @@ const MEMCACHE_AND_TRACING: Row[] = [
   ["TRACING_SAMPLING_RATE", "tracingSamplingRate", 1],
 ];
 
-const GROUPS = { LISTENERS, CONFIG_SOURCE, STATS, CACHE_AND_MODES, REDIS, MEMCACHE_AND_TRACING };
+// ratelimitd's bounds on the memory backend and on one request (README "Memory backend", "Endpoints").
+const BOUNDS: Row[] = [
+  ["MEMORY_MAX_BYTES", "memoryMaxBytes", 256 * 1024 * 1024],
+  ["MAX_DESCRIPTORS_PER_REQUEST", "maxDescriptorsPerRequest", 256],
+  ["MAX_ENTRIES_PER_DESCRIPTOR", "maxEntriesPerDescriptor", 64],
+  ["MAX_DESCRIPTOR_ENTRY_BYTES", "maxDescriptorEntryBytes", 8192],
+];
+
+const GROUPS = { LISTENERS, CONFIG_SOURCE, STATS, CACHE_AND_MODES, REDIS, MEMCACHE_AND_TRACING, BOUNDS };
 
 t.test("an empty environment yields the reference's defaults", (t) => {
   const settings = loadSettings({});

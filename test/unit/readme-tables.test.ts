@@ -1,0 +1,86 @@
+// Every table in the README and under bench/ renders as a table: parsed with a GFM Markdown parser
+// (marked), each block of `|`-led lines must have become a table, not a paragraph of pipes.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import t from "tap";
+import { markdownTables } from "../helpers/markdown-tables.js";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : markdownFiles(path);
+    return entry.name.endsWith(".md") ? [path] : [];
+  });
+}
+
+const files = [join(REPO, "README.md"), ...markdownFiles(join(REPO, "bench"))];
+
+t.test("the checker: a table without its |---| row is reported, a complete one is not", async (t) => {
+  const source = [
+    "| a | b |",
+    "| - | - |",
+    "| 1 | 2 |",
+    "",
+    "| **Section** | |",
+    "| `X` | 1 |",
+    "",
+    "```",
+    "| in code | fine |",
+    "```",
+    "- a list",
+    "",
+    "  | c | d |",
+    "  | 3 | 4 |",
+  ].join("\n");
+  t.strictSame(markdownTables(source), {
+    tables: [{ line: 1, header: ["a", "b"], rows: [["1", "2"]] }],
+    unrendered: [
+      { line: 5, text: "| **Section** | |" },
+      { line: 13, text: "| c | d |" },
+    ],
+  });
+});
+
+t.test("README.md and bench/*.md: every |-led block is a table", async (t) => {
+  t.strictSame(
+    files.map((file) => relative(REPO, file)),
+    ["README.md", "bench/PROFILE.md", "bench/RESULTS.md"],
+    "the files checked",
+  );
+  for (const file of files) {
+    const { tables, unrendered } = markdownTables(readFileSync(file, "utf8"));
+    const name = relative(REPO, file);
+    t.strictSame(
+      unrendered.map(({ line, text }) => `${name}:${line}: ${text}`),
+      [],
+      `${name}: ${tables.length} tables, none left unrendered`,
+    );
+  }
+});
+
+t.test("the README's Settings section is eleven tables of variable, default, meaning", async (t) => {
+  const readme = readFileSync(join(REPO, "README.md"), "utf8");
+  const start = readme.indexOf("\n## Settings\n");
+  const end = readme.indexOf("\n## ", start + 1);
+  const { tables, unrendered } = markdownTables(readme.slice(start, end));
+  t.strictSame(unrendered, []);
+  t.strictSame(
+    tables.map((table) => [table.header, table.rows[0]?.[0]]),
+    [
+      "**Listeners**",
+      "**Rule source**",
+      "**Stats**",
+      "**Counters (all backends)**",
+      "**Memory backend (ratelimitd)**",
+      "**Responses, modes, health**",
+      "**Limits on one request (ratelimitd)**",
+      "**Redis (also KVSTORE_*)**",
+      "**Memcached (also ALTCACHE_*)**",
+      "**Tracing**",
+      "**Users and migrations APIs (ratelimitd)**",
+    ].map((section) => [["variable", "default", "meaning"], section]),
+  );
+});
