@@ -61,10 +61,13 @@ export function heapSnapshotHandler(_req: IncomingMessage, res: ServerResponse):
     "content-type": "application/octet-stream",
     "content-disposition": 'attachment; filename="ratelimitd.heapsnapshot"',
   });
-  // Done, failed or abandoned by the client: the next snapshot may start.
-  pipeline(getHeapSnapshot(), res, () => {
+  // Done, failed or abandoned by the client: the next snapshot may start. The response's own close comes
+  // first when the client goes away; the pipeline's callback waits for the snapshot stream to wind down too.
+  const release = () => {
     snapshotting = false;
-  });
+  };
+  res.once("close", release);
+  pipeline(getHeapSnapshot(), res, release);
 }
 
 /** `/debug/pprof/heap` while DEBUG_HEAP_SNAPSHOT_ENABLED is off: 403 saying why and how to turn it on. */
