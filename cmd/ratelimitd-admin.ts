@@ -4,6 +4,7 @@ import { parseAdminArgs } from "../src/cli/admin/parse-admin-args.js";
 import { handlesInterrupts, runAdminCommand } from "../src/cli/admin/run-admin-command.js";
 import { INTERRUPTED_EXIT_CODE } from "../src/cli/admin/run-migration.js";
 import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
+import { openAdminContext } from "../src/daemon/admin-context.js";
 /**
  * ratelimitd-admin: administers ratelimitd's users database directly (DATABASE_URL, as the daemon):
  * capabilities, application passwords, data migrations.
@@ -49,4 +50,9 @@ if (handlesInterrupts(invocation.command)) {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 }
-process.exitCode = await runAdminCommand(invocation.command, settings, processIo(), interrupt.signal);
+process.exitCode = await runAdminCommand(
+  invocation.command,
+  (options) => openAdminContext(settings, options),
+  processIo(),
+  interrupt.signal,
+);

@@ -8,7 +8,7 @@
 import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 import { parseDaemonArgs } from "../src/cli/daemon-args.js";
 import { daemonUsage } from "../src/cli/daemon-usage.js";
-import { Daemon } from "../src/daemon.js";
+import { Daemon } from "../src/daemon/daemon.js";
 import { SettingsError } from "../src/errors.js";
 import { loadSettings } from "../src/settings/load-settings.js";
 

@@ -1,15 +1,13 @@
 import type { CounterIncrement, CounterStore } from "../backends/counter-store.js";
-import { MemoryStore } from "../backends/memory/memory-store.js";
-import { DecisionEngine } from "../engine/decision-engine.js";
+import type { DecisionEngine } from "../engine/decision-engine.js";
 import { CODE_OVER_LIMIT, type DecisionRequest } from "../engine/decision-request.js";
 import type { RuleSet } from "../engine/rule-set.js";
-import type { StatsRegistry } from "../observability/stats-registry.js";
-import { AUTH_DOMAIN, failedAttemptRules } from "./failed-attempt-rules.js";
+import { AUTH_DOMAIN } from "./failed-attempt-rules.js";
 
 /** What {@link FailedAttemptLimiter} decides with, handed in by the wiring. */
 export interface FailedAttemptLimiterOptions {
   readonly engine: DecisionEngine;
-  /** The rules of domain `ratelimitd_auth` ({@link failedAttemptRules}). */
+  /** The rules of domain `ratelimitd_auth` (`failedAttemptRules` in failed-attempt-rules.ts). */
   readonly rules: RuleSet;
   /** Where attempts are counted; its increments must be atomic (every store's are). */
   readonly store: CounterStore;
@@ -72,35 +70,4 @@ export class FailedAttemptLimiter {
       retryAfterSeconds: Math.max(1, decision.statuses[0]?.durationUntilResetSeconds ?? 60),
     };
   }
-}
-
-/** Options of {@link createFailedAttemptLimiter}. */
-export interface CreateFailedAttemptLimiterOptions {
-  /** AUTH_FAILURES_PER_MINUTE: failed attempts an address may make per minute. */
-  readonly failuresPerMinute: number;
-  /** Receives the rule's `total_hits` and `over_limit` counters. */
-  readonly stats: StatsRegistry;
-  readonly nowMs?: () => number;
-}
-
-/** A limiter counting in this process (a {@link MemoryStore}), with an engine of its own. */
-export function createFailedAttemptLimiter(options: CreateFailedAttemptLimiterOptions): FailedAttemptLimiter {
-  const nowMs = options.nowMs ?? Date.now;
-  const engine = new DecisionEngine({
-    nearLimitRatio: 0.8,
-    cacheKeyPrefix: "",
-    expirationJitterMaxSeconds: 0,
-    shadowMode: false,
-    quotaMode: false,
-    responseHeaders: undefined,
-    dynamicMetadata: false,
-    localCache: undefined,
-    stats: options.stats,
-    random: Math.random,
-  });
-  const rules = failedAttemptRules(options.failuresPerMinute, options.stats);
-  const store = new MemoryStore({ nowMs });
-  // Sweeps the counters of past windows (an unref'd timer): one per address and minute otherwise stays.
-  void store.start();
-  return new FailedAttemptLimiter({ engine, rules, store, nowMs });
 }

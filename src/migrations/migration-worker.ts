@@ -4,6 +4,21 @@ import type { Logger } from "../observability/logger.js";
 import type { BatchRunner } from "./batch-runner.js";
 import type { SqlMigrationStore } from "./sql-migration-store.js";
 
+/**
+ * How a migration worker paces itself (MIGRATIONS_RETRY_BASE, MIGRATIONS_RETRY_MAX,
+ * MIGRATIONS_POLL_INTERVAL, MIGRATIONS_JOB_LEASE): the daemon's worker and `ratelimitd-admin migrations run`
+ * use the same ones.
+ */
+export interface MigrationTimings {
+  /** Retry backoff of a failed batch: base × 2^(failures − 1), capped at `retryMaxMs`. */
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** How often to look for due jobs. */
+  readonly pollIntervalMs: number;
+  /** How long a claimed job stays the worker's without renewal. */
+  readonly leaseMs: number;
+}
+
 /** Options of {@link MigrationWorker}. */
 export interface MigrationWorkerOptions {
   readonly store: SqlMigrationStore;

@@ -42,7 +42,7 @@ export class ExecutionFollower {
 
   constructor(options: ExecutionFollowerOptions) {
     this.#options = options;
-    const { settings, migrationStore: store, registry } = options.ctx;
+    const { migrationTimings: timings, migrationStore: store, registry } = options.ctx;
     const note = (line: string) => options.display.note(line);
     const runner = new ReportingBatchRunner(
       {
@@ -50,8 +50,8 @@ export class ExecutionFollower {
         registry,
         // A failed execution is reported from its own error log, whichever worker ran it.
         logger: { info: note, warn: note, error: () => undefined },
-        retryBaseMs: settings.migrationsRetryBaseMs,
-        retryMaxMs: settings.migrationsRetryMaxMs,
+        retryBaseMs: timings.retryBaseMs,
+        retryMaxMs: timings.retryMaxMs,
         nowMs: Date.now,
       },
       (job) => this.#afterJob(job),
@@ -60,8 +60,8 @@ export class ExecutionFollower {
       store,
       runner,
       logger: { info: note, warn: note, error: note },
-      pollIntervalMs: settings.migrationsPollIntervalMs,
-      leaseMs: settings.migrationsJobLeaseMs,
+      pollIntervalMs: timings.pollIntervalMs,
+      leaseMs: timings.leaseMs,
       nowMs: Date.now,
     });
   }

@@ -1,5 +1,4 @@
 import { messageOf } from "../../errors.js";
-import type { Settings } from "../../settings/load-settings.js";
 import {
   changeCapability,
   createAppPassword,
@@ -8,7 +7,7 @@ import {
   revokeAppPassword,
 } from "./account-actions.js";
 import type { AdminCommand } from "./admin-command.js";
-import { type AdminContext, openAdminContext } from "./admin-context.js";
+import type { AdminContext, OpenAdminContext } from "./admin-context.js";
 import { PROGRAM } from "./admin-help.js";
 import type { AdminIo } from "./admin-io.js";
 import { listExecutions, listLogs, listMigrations } from "./migration-queries.js";
@@ -20,19 +19,19 @@ export function handlesInterrupts(command: AdminCommand): boolean {
 }
 
 /**
- * Runs one parsed command against the database the settings name and returns the exit code: 0 done,
+ * Runs one parsed command against the database `open` opens and returns the exit code: 0 done,
  * 1 failed or refused (the reason on stderr: an unknown e-mail, the migration service's 404/400/409
  * messages, an unreachable database), 130 interrupted.
  */
 export async function runAdminCommand(
   command: AdminCommand,
-  settings: Settings,
+  open: OpenAdminContext,
   io: AdminIo,
   signal: AbortSignal,
 ): Promise<number> {
   let ctx: AdminContext | undefined;
   try {
-    ctx = await openAdminContext(settings, { operatorMigrations: command.name.startsWith("migrations ") });
+    ctx = await open({ operatorMigrations: command.name.startsWith("migrations ") });
     return await dispatch(ctx, command, io, signal);
   } catch (error) {
     // Refusals, an unreachable database and a bad MIGRATIONS_DIR module all say what is wrong.

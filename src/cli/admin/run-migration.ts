@@ -65,7 +65,7 @@ export async function runMigration(
         }
       }
     }
-    await stop(ctx.settings.shutdownGraceMs);
+    await stop(ctx.shutdownGraceMs);
     if (command.json) {
       const automatic_rollback = rollback === undefined ? null : executionJson(rollback);
       io.out(JSON.stringify({ execution: executionJson(ended), automatic_rollback }, null, 2));

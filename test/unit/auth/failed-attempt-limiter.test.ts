@@ -1,5 +1,6 @@
 import t from "tap";
-import { createFailedAttemptLimiter, type LoginAttempt } from "../../../src/auth/failed-attempt-limiter.js";
+import type { LoginAttempt } from "../../../src/auth/failed-attempt-limiter.js";
+import { createFailedAttemptLimiter } from "../../../src/daemon/failed-attempt-limiter.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
 
 const TOTAL_HITS = "ratelimit.service.rate_limit.ratelimitd_auth.remote_address.total_hits";

@@ -1,0 +1,172 @@
+import { dumpRuleSet } from "../config/dump-rule-set.js";
+import type { RequestLimits } from "../engine/request-limits.js";
+import type { Logger } from "../observability/logger.js";
+import type { PrometheusExporter } from "../observability/prometheus-exporter.js";
+import type { StatsRegistry } from "../observability/stats-registry.js";
+import type { ThrottledLog } from "../observability/throttled-log.js";
+import type { HealthChecker } from "../service/health-checker.js";
+import type { RateLimitService } from "../service/rate-limit-service.js";
+import type { Settings } from "../settings/load-settings.js";
+import { debugEndpoints, debugRoutes } from "../transports/debug/debug-routes.js";
+import { metricsHandler } from "../transports/debug/metrics-handler.js";
+import { type RouteRegistrar, rateLimitRoutes } from "../transports/grpc/connect-routes.js";
+import { fastMethods } from "../transports/grpc/fast-methods.js";
+import { GrpcListener } from "../transports/grpc/grpc-listener.js";
+import type { Http2Limits } from "../transports/grpc/http2-limits.js";
+import { ServerMetrics } from "../transports/grpc/server-metrics.js";
+import { HttpListener } from "../transports/http/http-listener.js";
+import { exactRoute, type HttpRoute } from "../transports/http/http-route.js";
+import { jsonHandler } from "../transports/http/json-handler.js";
+
+/** Ports actually bound (differs from the settings when they ask for port 0). */
+export interface BoundAddresses {
+  http: number;
+  debug: number;
+  grpc: string;
+}
+
+/** What the listeners serve. */
+export interface ListenerParts {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly throttledLog: ThrottledLog;
+  readonly stats: StatsRegistry;
+  readonly prometheus: PrometheusExporter;
+  readonly service: RateLimitService;
+  readonly health: HealthChecker;
+  readonly requestLimits: RequestLimits;
+  /** The users and migrations APIs' routes, served beside the rate-limit ones. */
+  readonly management: {
+    readonly httpRoutes: readonly HttpRoute[];
+    readonly grpcRoutes: readonly RouteRegistrar[];
+  };
+}
+
+/**
+ * The daemon's ports: gRPC (GRPC_PORT or GRPC_UDS), HTTP (PORT), debug (DEBUG_PORT), and Prometheus
+ * (PROMETHEUS_ADDR) when USE_PROMETHEUS.
+ */
+export class Listeners {
+  readonly #parts: ListenerParts;
+  readonly #grpc: GrpcListener;
+  readonly #http: HttpListener;
+  readonly #debug: HttpListener;
+  /** USE_PROMETHEUS: PROMETHEUS_PATH on PROMETHEUS_ADDR (the debug port serves `/metrics` regardless). */
+  readonly #prometheus: HttpListener | undefined;
+
+  constructor(parts: ListenerParts) {
+    this.#parts = parts;
+    const limits = http2Limits(parts.settings);
+    this.#grpc = grpcListener(parts, new ServerMetrics(parts.stats), limits);
+    this.#http = httpListener(parts, limits);
+    this.#debug = debugListener(parts, limits);
+    this.#prometheus = prometheusListener(parts, limits);
+  }
+
+  /** Opens Prometheus's port, then debug, gRPC and HTTP, as the reference does; logs each address. */
+  async listen(): Promise<BoundAddresses> {
+    const { settings, logger } = this.#parts;
+    if (this.#prometheus !== undefined) {
+      const { host, port } = settings.prometheusListen;
+      await this.#prometheus.listen(host, port);
+      logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
+    }
+    const debugPort = await this.#debug.listen(settings.debugHost, settings.debugPort);
+    logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
+    const grpc = await this.#grpc.listen(
+      settings.grpcUds !== ""
+        ? { path: settings.grpcUds }
+        : { host: settings.grpcHost, port: settings.grpcPort },
+    );
+    logger.warn(
+      `Listening for gRPC on '${settings.grpcUds !== "" ? settings.grpcUds : `${settings.grpcHost}:${this.#grpc.port}`}'`,
+    );
+    const httpPort = await this.#http.listen(settings.host, settings.port);
+    logger.warn(`Listening for HTTP on '${settings.host}:${httpPort}'`);
+    return { http: httpPort, debug: debugPort, grpc };
+  }
+
+  /** Stops accepting; requests in flight get `graceMs` to finish. */
+  async close(graceMs: number): Promise<void> {
+    await Promise.all([
+      this.#grpc.close(graceMs),
+      this.#http.close(graceMs),
+      this.#debug.close(graceMs),
+      this.#prometheus?.close(graceMs),
+    ]);
+  }
+}
+
+function http2Limits(settings: Settings): Http2Limits {
+  return {
+    maxConcurrentStreams: settings.grpcMaxConcurrentStreams,
+    requestReadTimeoutMs: settings.grpcRequestReadTimeoutMs,
+    maxIdleMs: settings.grpcMaxConnectionIdleMs,
+  };
+}
+
+function grpcListener(parts: ListenerParts, metrics: ServerMetrics, limits: Http2Limits): GrpcListener {
+  const { settings } = parts;
+  const core = { rateLimit: parts.service, health: parts.health };
+  return new GrpcListener({
+    routes: [rateLimitRoutes(core), ...parts.management.grpcRoutes],
+    fastMethods: fastMethods(core, parts.requestLimits),
+    metrics,
+    logger: parts.logger,
+    throttledLog: parts.throttledLog,
+    tls: settings.grpcServerUseTls
+      ? {
+          certFile: settings.grpcServerTlsCert,
+          keyFile: settings.grpcServerTlsKey,
+          clientCaFile: settings.grpcClientTlsCacert,
+          clientSan: settings.grpcClientTlsSan,
+        }
+      : undefined,
+    connectionAge: {
+      maxAgeMs: settings.grpcMaxConnectionAgeMs,
+      graceMs: settings.grpcMaxConnectionAgeGraceMs,
+      random: Math.random,
+    },
+    limits,
+  });
+}
+
+function httpListener(parts: ListenerParts, limits: Http2Limits): HttpListener {
+  const { service, health, throttledLog } = parts;
+  const routes = [
+    exactRoute("/json", jsonHandler(service, throttledLog, parts.requestLimits)),
+    exactRoute("/healthcheck", (_req, res) => {
+      if (health.healthy) {
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+        res.end("OK");
+      } else {
+        res.writeHead(500);
+        res.end();
+      }
+    }),
+    ...parts.management.httpRoutes,
+  ];
+  return new HttpListener(routes, parts.logger, undefined, limits);
+}
+
+function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener {
+  const debug = debugRoutes(
+    debugEndpoints({
+      rlconfig: () => dumpRuleSet(parts.service.rules),
+      stats: () => parts.stats.snapshotLines(),
+      metrics: () => parts.prometheus.text(),
+      heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
+    }),
+  );
+  return new HttpListener(debug.routes, parts.logger, debug.fallback, limits);
+}
+
+function prometheusListener(parts: ListenerParts, limits: Http2Limits): HttpListener | undefined {
+  const { settings, prometheus } = parts;
+  if (!settings.usePrometheus || settings.disableStats) return undefined;
+  const route = exactRoute(
+    settings.prometheusPath,
+    metricsHandler(() => prometheus.text()),
+  );
+  return new HttpListener([route], parts.logger, undefined, limits);
+}

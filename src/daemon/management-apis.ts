@@ -1,0 +1,138 @@
+import { bootstrapAdmin } from "../auth/admin-bootstrap.js";
+import { ApplicationPasswordAuthenticator } from "../auth/application-password-authenticator.js";
+import { type AccessGuard, accessGuard, MANAGE_OPTIONS } from "../auth/authenticator.js";
+import { SqlAuthStore } from "../auth/sql-auth-store.js";
+import { usersAccess } from "../auth/users-access.js";
+import type { ManagedDatabase } from "../database/managed-database.js";
+import { messageOf } from "../errors.js";
+import type { MigrationRegistry } from "../migrations/migration-registry.js";
+import { MigrationService } from "../migrations/migration-service.js";
+import type { MigrationWorker } from "../migrations/migration-worker.js";
+import { SqlMigrationStore } from "../migrations/sql-migration-store.js";
+import type { Logger } from "../observability/logger.js";
+import type { StatsRegistry } from "../observability/stats-registry.js";
+import type { Settings } from "../settings/load-settings.js";
+import type { RouteRegistrar } from "../transports/grpc/connect-routes.js";
+import type { HttpRoute } from "../transports/http/http-route.js";
+import { PasswordHasher } from "../users/password-hasher.js";
+import { SqlUserStore } from "../users/sql-user-store.js";
+import { UserService } from "../users/user-service.js";
+import { daemonMigrationWorker } from "./daemon-migration-worker.js";
+import { createFailedAttemptLimiter } from "./failed-attempt-limiter.js";
+import {
+  builtinMigrationRegistry,
+  managedDatabase,
+  registerOperatorMigrations,
+} from "./management-database.js";
+import { managementRoutes } from "./management-routes.js";
+
+/**
+ * The users and migrations APIs and what they share: the database, application-password authentication
+ * and the migration worker. Built by the daemon; rate limiting never depends on any of it.
+ */
+export class ManagementApis {
+  readonly database: ManagedDatabase;
+  readonly users: UserService;
+  readonly migrations: MigrationService;
+  readonly registry: MigrationRegistry = builtinMigrationRegistry();
+  /** Guards routes that need `manage_options`. */
+  readonly guard: AccessGuard;
+  readonly httpRoutes: HttpRoute[];
+  readonly grpcRoutes: RouteRegistrar[];
+  readonly #worker: MigrationWorker | undefined;
+  readonly #settings: Settings;
+  readonly #logger: Logger;
+  readonly #userStore: SqlUserStore;
+  readonly #authStore: SqlAuthStore;
+  readonly #hasher: PasswordHasher;
+
+  constructor(settings: Settings, logger: Logger, stats: StatsRegistry) {
+    this.#settings = settings;
+    this.#logger = logger;
+    this.database = managedDatabase(settings, logger);
+    this.#userStore = new SqlUserStore(this.database);
+    this.#authStore = new SqlAuthStore(this.database);
+    this.#hasher = new PasswordHasher({
+      parameters: { logN: settings.usersPasswordScryptLogN, r: 8, p: 1 },
+      maxQueued: settings.usersPasswordHashQueue,
+    });
+    const debug = logger.debugEnabled ? (line: string) => logger.debug(line) : undefined;
+    this.users = new UserService({ store: this.#userStore, hasher: this.#hasher, debug });
+    this.guard = this.#authenticationGuard(stats);
+    const store = new SqlMigrationStore(this.database);
+    this.#worker = daemonMigrationWorker(settings, store, this.registry, logger);
+    this.migrations = new MigrationService({
+      registry: this.registry,
+      store,
+      onScheduled: () => this.#worker?.wake(),
+    });
+    const access = usersAccess({
+      guard: this.guard,
+      requireAuth: settings.usersRequireAuth,
+      isPrivileged: (userId) => this.#authStore.holdsAnyCapability(userId),
+    });
+    const services = { users: this.users, migrations: this.migrations, guard: this.guard, access };
+    const routes = managementRoutes(settings, services, logger);
+    this.httpRoutes = routes.http;
+    this.grpcRoutes = routes.grpc;
+  }
+
+  /**
+   * Loads the operator's migrations (a bad module stops start-up, naming the file), then makes the first
+   * database attempt. Once the database is ready (now or after retries): the admin bootstrap, then the
+   * worker.
+   */
+  async start(): Promise<void> {
+    await registerOperatorMigrations(this.registry, this.#settings);
+    let afterReady: Promise<void> | undefined;
+    this.database.onReady(() => {
+      afterReady = this.#afterDatabaseReady();
+    });
+    await this.database.start();
+    // When the database came up at once, the administrator exists before the listeners open.
+    await afterReady;
+  }
+
+  /** Lets the batch in progress finish within `graceMs`, then closes the database and the hashing threads. */
+  async stop(graceMs: number): Promise<void> {
+    await this.#worker?.stop(graceMs);
+    await this.database.close();
+    await this.#hasher.close();
+  }
+
+  /** Application passwords, with the failed-login throttle (AUTH_FAILURES_PER_MINUTE). */
+  #authenticationGuard(stats: StatsRegistry): AccessGuard {
+    const limiter = createFailedAttemptLimiter({
+      failuresPerMinute: this.#settings.authFailuresPerMinute,
+      stats,
+    });
+    const authenticator = new ApplicationPasswordAuthenticator({
+      users: this.#userStore,
+      auth: this.#authStore,
+      limiter,
+      logger: this.#logger,
+    });
+    return accessGuard(authenticator, MANAGE_OPTIONS);
+  }
+
+  async #afterDatabaseReady(): Promise<void> {
+    const { adminEmail, adminAppPassword } = this.#settings;
+    if (adminEmail !== "") {
+      try {
+        const changes = await bootstrapAdmin({
+          email: adminEmail,
+          applicationPassword: adminAppPassword,
+          users: this.#userStore,
+          auth: this.#authStore,
+          hasher: this.#hasher,
+          nowMs: Date.now(),
+        });
+        if (changes.length > 0)
+          this.#logger.warn(`admin bootstrap for ${adminEmail.trim()}: ${changes.join(", ")}`);
+      } catch (error) {
+        this.#logger.error(`admin bootstrap for ${adminEmail.trim()} failed: ${messageOf(error)}`);
+      }
+    }
+    this.#worker?.start();
+  }
+}

@@ -1,0 +1,52 @@
+import type { AccessGuard } from "../auth/authenticator.js";
+import type { UsersAccess } from "../auth/users-access.js";
+import type { MigrationService } from "../migrations/migration-service.js";
+import { migrationsOpenApi } from "../migrations/migrations-openapi.js";
+import type { Logger } from "../observability/logger.js";
+import type { Settings } from "../settings/load-settings.js";
+import type { RouteRegistrar } from "../transports/grpc/connect-routes.js";
+import { migrationServiceRoutes } from "../transports/grpc/migration-service-routes.js";
+import { userServiceRoutes } from "../transports/grpc/user-service-routes.js";
+import type { HttpRoute } from "../transports/http/http-route.js";
+import { migrationsNamespace, migrationsRoutes } from "../transports/http/migrations-routes.js";
+import { usersRoutes } from "../transports/http/users-routes.js";
+import type { UserService } from "../users/user-service.js";
+import { usersOpenApi } from "../users/users-openapi.js";
+
+/** What the users and migrations routes serve. */
+export interface ManagementServices {
+  readonly users: UserService;
+  readonly migrations: MigrationService;
+  /** Who may call the users API (USERS_REQUIRE_AUTH). */
+  readonly access: UsersAccess;
+  /** Guards the migrations API: `manage_options`. */
+  readonly guard: AccessGuard;
+}
+
+/** The users and migrations APIs' REST routes (HTTP port) and Connect/gRPC services (gRPC port). */
+export function managementRoutes(
+  settings: Settings,
+  services: ManagementServices,
+  logger: Logger,
+): { http: HttpRoute[]; grpc: RouteRegistrar[] } {
+  const { users, migrations, access, guard } = services;
+  const migrationsBase = `/${migrationsNamespace(settings.migrationsHookPrefix)}/migrations/v1`;
+  const http = [
+    usersRoutes({
+      service: users,
+      basePath: settings.usersBasePath,
+      maxBodyBytes: settings.usersMaxBodyBytes,
+      openApi: usersOpenApi(settings.usersBasePath),
+      access,
+      logger,
+    }),
+    migrationsRoutes({
+      service: migrations,
+      basePath: migrationsBase,
+      guard,
+      openApi: migrationsOpenApi(migrationsBase),
+      logger,
+    }),
+  ];
+  return { http, grpc: [userServiceRoutes(users, access), migrationServiceRoutes(migrations, guard)] };
+}

@@ -1,0 +1,146 @@
+import type { CounterStore } from "../backends/counter-store.js";
+import { createCounterStore } from "../backends/create-counter-store.js";
+import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
+import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
+import { DecisionEngine } from "../engine/decision-engine.js";
+import type { RequestLimits } from "../engine/request-limits.js";
+import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
+import type { StatsRegistry } from "../observability/stats-registry.js";
+import type { HealthChecker } from "../service/health-checker.js";
+import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
+import type { Settings } from "../settings/load-settings.js";
+import { localCacheWithGauges } from "./local-cache-gauges.js";
+import type { ObservabilitySide } from "./observability-side.js";
+import { createRuleSource } from "./rule-source.js";
+
+/** Options of {@link RateLimitSide}. */
+export interface RateLimitSideOptions {
+  readonly settings: Settings;
+  readonly observability: ObservabilitySide;
+  /** Receives the `backend` and (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) `config` components. */
+  readonly health: HealthChecker;
+  /** Replaces the store BACKEND_TYPE names (tests, embedding). */
+  readonly store?: CounterStore | undefined;
+  readonly nowMs?: (() => number) | undefined;
+}
+
+/**
+ * The rate-limit side of the daemon: the counter store, the decision engine (with the local over-limit
+ * cache), the service that joins them, and the rule source feeding the service.
+ */
+export class RateLimitSide {
+  readonly service: RateLimitService;
+  /** The per-request limits (MAX_DESCRIPTORS_PER_REQUEST, …) the transports check before decoding more. */
+  readonly requestLimits: RequestLimits;
+  readonly #settings: Settings;
+  readonly #store: CounterStore;
+  readonly #ruleSource: RuleSource;
+
+  constructor(options: RateLimitSideOptions) {
+    const { settings, observability } = options;
+    const { stats, logger, throttledLog } = observability;
+    this.#settings = settings;
+    this.requestLimits = requestLimits(settings);
+    const localCache =
+      settings.localCacheSizeInBytes > 0
+        ? localCacheWithGauges(settings.localCacheSizeInBytes, stats)
+        : undefined;
+    this.#store = options.store ?? createCounterStore(settings, { stats, logger, throttledLog });
+    this.service = new RateLimitService({
+      engine: decisionEngine(settings, observability, localCache, this.requestLimits),
+      // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
+      store: settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store,
+      counters: serviceCounters(stats),
+      logger,
+      stopIncrementWhenOverLimit:
+        settings.stopCacheKeyIncrementWhenOverlimit && settings.backend !== "memcache",
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    this.#registerHealth(options.health);
+    this.#ruleSource = createRuleSource(settings, stats, logger);
+  }
+
+  /** Connects the store, then waits for the first rules (unless FORCE_START_WITHOUT_INITIAL_CONFIG). */
+  async start(): Promise<void> {
+    await this.#store.start();
+    await this.#loadFirstRules();
+  }
+
+  /** Stops watching for rule changes. */
+  stopRuleSource(): Promise<void> {
+    return this.#ruleSource.stop();
+  }
+
+  /** Closes the store's connections. */
+  closeStore(): Promise<void> {
+    return this.#store.close();
+  }
+
+  #registerHealth(health: HealthChecker): void {
+    health.register("backend", false);
+    health.register("sigterm", true);
+    this.#store.onHealthChange((healthy) => health.set("backend", healthy));
+    if (this.#settings.healthyWithAtLeastOneConfigLoaded) {
+      health.register("config", false);
+      this.service.onRulesChange((rules) => health.set("config", rules.domains.size > 0));
+    }
+  }
+
+  /** Waits for the first load outcome (success or failure) unless FORCE_START_WITHOUT_INITIAL_CONFIG. */
+  #loadFirstRules(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#ruleSource.start((update: RuleUpdate) => {
+        this.service.applyRuleUpdate(update);
+        resolve();
+      });
+      if (this.#settings.forceStartWithoutInitialConfig) resolve();
+    });
+  }
+}
+
+function requestLimits(settings: Settings): RequestLimits {
+  return {
+    maxDescriptors: settings.maxDescriptorsPerRequest,
+    maxEntries: settings.maxEntriesPerDescriptor,
+    maxEntryBytes: settings.maxDescriptorEntryBytes,
+  };
+}
+
+function decisionEngine(
+  settings: Settings,
+  { stats, logger }: ObservabilitySide,
+  localCache: LocalOverLimitCache | undefined,
+  limits: RequestLimits,
+): DecisionEngine {
+  return new DecisionEngine({
+    nearLimitRatio: settings.nearLimitRatio,
+    cacheKeyPrefix: settings.cacheKeyPrefix,
+    expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
+    shadowMode: settings.shadowMode,
+    quotaMode: settings.quotaMode,
+    responseHeaders: settings.limitResponseHeadersEnabled
+      ? {
+          limit: settings.limitLimitHeader,
+          remaining: settings.limitRemainingHeader,
+          reset: settings.limitResetHeader,
+        }
+      : undefined,
+    dynamicMetadata: settings.responseDynamicMetadata,
+    localCache,
+    stats,
+    random: Math.random,
+    debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
+    requestLimits: limits,
+  });
+}
+
+/** The service's own counters, under the reference's `ratelimit.service` names. */
+function serviceCounters(stats: StatsRegistry): ServiceCounters {
+  const scope = "ratelimit.service";
+  return {
+    configLoadSuccess: stats.counter(`${scope}.config_load_success`),
+    configLoadError: stats.counter(`${scope}.config_load_error`),
+    backendError: stats.counter(`${scope}.call.should_rate_limit.redis_error`),
+    serviceError: stats.counter(`${scope}.call.should_rate_limit.service_error`),
+  };
+}
