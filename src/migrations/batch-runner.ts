@@ -12,7 +12,7 @@ export interface BatchRunnerOptions {
   readonly store: SqlMigrationStore;
   readonly registry: MigrationRegistry;
   readonly logger: Pick<Logger, "warn" | "error" | "info">;
-  /** Retry backoff: base × 2^(failures − 1), capped. Spec: 30 s and 6 h. */
+  /** Retry backoff: base × 2^(failures − 1), capped (MIGRATIONS_RETRY_BASE, MIGRATIONS_RETRY_MAX: 30 s and 6 h by default). */
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
   readonly nowMs: () => number;

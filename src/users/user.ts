@@ -7,7 +7,7 @@ export interface User {
 
 /**
  * The users API's error texts, byte for byte those of the case-study service clients were written
- * against (spec users.md "Errors").
+ * against (README, "Users API"; test/e2e/users/users-api-cases.ts).
  */
 export const USER_ERROR_TEXT = {
   badRequest: "Bad request",
