@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import t from "tap";
+
+/**
+ * The layering rules of README's "Architecture" section, checked on the import statements of src/ (src/gen
+ * excluded: generated). Each assertion compares a list of offending imports with an empty list, so a
+ * failure prints every `importer -> imported` pair that breaks the rule.
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Repository-relative paths (`src/engine/units.ts`) of the TypeScript files under `dir`. */
+function sourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (path !== "src/gen") files.push(...sourceFiles(path));
+    } else if (entry.name.endsWith(".ts")) {
+      files.push(path);
+    }
+  }
+  return files.sort();
+}
+
+/** One import of a file: the module it names (a repository path for relative ones) and the names it takes. */
+interface Import {
+  readonly from: string;
+  readonly target: string;
+  readonly names: readonly string[];
+}
+
+// Static imports and re-exports (`import … from "x"`, `export … from "x"`, `import "x"`) and `import("x")`.
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s+([^;]*?)\s*from\s*"([^"]+)"|(?:^|\n)\s*import\s*"([^"]+)"/g;
+const DYNAMIC_IMPORT = /\bimport\(\s*"([^"]+)"\s*\)/g;
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const found: Import[] = [];
+  const add = (specifier: string, clause: string) => {
+    const target = specifier.startsWith(".")
+      ? relative(ROOT, resolve(ROOT, dirname(file), specifier)).replace(/\.js$/, ".ts")
+      : specifier;
+    const names = [...clause.matchAll(/[A-Za-z_$][\w$]*/g)].map((match) => match[0]);
+    found.push({ from: file, target, names });
+  };
+  for (const match of text.matchAll(IMPORT)) add(match[2] ?? match[3] ?? "", match[1] ?? "");
+  for (const match of text.matchAll(DYNAMIC_IMPORT)) add(match[1] ?? "", "");
+  return found;
+}
+
+const files = sourceFiles("src");
+const imports = files.flatMap(importsOf);
+const show = (list: readonly Import[]) => list.map((entry) => `${entry.from} -> ${entry.target}`);
+const under = (path: string, folder: string) => path.startsWith(`${folder}/`);
+
+t.test("the engine imports only the engine and src/errors.ts", async (t) => {
+  const offending = imports.filter(
+    (entry) =>
+      under(entry.from, "src/engine") &&
+      !under(entry.target, "src/engine") &&
+      entry.target !== "src/errors.ts",
+  );
+  t.same(show(offending), []);
+});
+
+t.test("backends import nothing from settings, transports, observability or the daemon", async (t) => {
+  const forbidden = ["src/settings", "src/transports", "src/observability", "src/daemon"];
+  const offending = imports.filter(
+    (entry) => under(entry.from, "src/backends") && forbidden.some((folder) => under(entry.target, folder)),
+  );
+  t.same(show(offending), []);
+});
+
+t.test("only the wiring (src/daemon/) reads the Settings type", async (t) => {
+  const offending = imports.filter(
+    (entry) =>
+      entry.target === "src/settings/load-settings.ts" &&
+      entry.names.includes("Settings") &&
+      !under(entry.from, "src/daemon") &&
+      !under(entry.from, "src/settings"),
+  );
+  t.same(show(offending), []);
+});
+
+t.test("no import cycle among src/ files", async (t) => {
+  const graph = new Map<string, string[]>(files.map((file) => [file, []]));
+  for (const entry of imports) if (graph.has(entry.target)) graph.get(entry.from)?.push(entry.target);
+  t.same(findCycle(graph), [], "a cycle, each file importing the next");
+});
+
+/** One cycle of `graph` as `a -> b -> … -> a`, or an empty list when it has none (depth-first search). */
+function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (file: string): string[] => {
+    if (onPath.has(file)) return [...path.slice(path.indexOf(file)), file];
+    if (done.has(file)) return [];
+    path.push(file);
+    onPath.add(file);
+    for (const next of graph.get(file) ?? []) {
+      const cycle = visit(next);
+      if (cycle.length > 0) return cycle;
+    }
+    path.pop();
+    onPath.delete(file);
+    done.add(file);
+    return [];
+  };
+  for (const file of graph.keys()) {
+    const cycle = visit(file);
+    if (cycle.length > 0) return [cycle.join(" -> ")];
+  }
+  return [];
+}
