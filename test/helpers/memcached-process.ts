@@ -79,7 +79,12 @@ export async function startMemcached(t: TestHooks, options: MemcachedOptions = {
     proc = current;
     await pollUntil(
       `memcached on ${socketPath ?? `127.0.0.1:${port}`}`,
-      async () => ((await request(open(port), "version")).startsWith("VERSION ") ? true : undefined),
+      // The port was free when chosen, but another test process may have bound it since: the memcached
+      // that answers must be the one just started (its pid), or this one is about to exit "in use".
+      async () => {
+        const stats = await request(open(port), "stats", (reply) => reply.endsWith("END\r\n"));
+        return `\r\n${stats}`.includes(`\r\nSTAT pid ${current.child.pid}\r\n`) ? true : undefined;
+      },
       {
         timeoutMs: READY_TIMEOUT_MS,
         giveUp: () => (current.child.exitCode !== null ? `exited; its log:\n${current.log()}` : undefined),

@@ -156,9 +156,14 @@ export async function launchRedisServer(
     await pollUntil(
       `${where.name} on 127.0.0.1:${port}`,
       async () => {
-        const reply = await redisCli([...launch.cliArgs, "PING"]);
-        if (reply.stdout.trim() === "PONG") return true;
-        throw new Error(`PING: ${reply.stdout.trim()} ${reply.stderr.trim()}`);
+        // The port was free when chosen, but another test process may have bound it since: the server
+        // that answers must be the one just started (its pid), or this one is about to exit "in use".
+        const reply = await redisCli([...launch.cliArgs, "INFO", "server"]);
+        const pid = /^process_id:(\d+)/m.exec(reply.stdout)?.[1];
+        if (pid !== undefined && pid === String(current.child.pid)) return true;
+        if (pid !== undefined)
+          throw new Error(`127.0.0.1:${port} is answered by another redis-server (pid ${pid})`);
+        throw new Error(`INFO server: ${reply.stdout.trim()} ${reply.stderr.trim()}`);
       },
       {
         timeoutMs: READY_TIMEOUT_MS,
