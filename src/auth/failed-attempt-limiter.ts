@@ -1,4 +1,4 @@
-import type { CounterIncrement, CounterStore } from "../backends/counter-store.js";
+import type { CounterIncrement, CounterStore } from "../engine/counter-store.js";
 import type { DecisionEngine } from "../engine/decision-engine.js";
 import { CODE_OVER_LIMIT, type DecisionRequest } from "../engine/decision-request.js";
 import type { RuleSet } from "../engine/rule-set.js";

@@ -1,11 +1,11 @@
 import { messageOf } from "../errors.js";
-import type { ThrottledLog } from "../observability/throttled-log.js";
+import type { StoreThrottledLog } from "./store-context.js";
 
 /** What an {@link OutageLog} reports about, and where. */
 export interface OutageLogOptions {
   /** The deployment or node as lines name it: `redis redis://*****@10.0.0.7:6379`, `memcache 10.0.0.8:11211`. */
   readonly name: string;
-  readonly log: ThrottledLog;
+  readonly log: StoreThrottledLog;
   /** A monotonic clock in ms, for the outage's length; `performance.now` by default. */
   readonly nowMs?: () => number;
 }
@@ -13,7 +13,7 @@ export interface OutageLogOptions {
 /**
  * The warn lines of one backend deployment (or memcached node) losing its last connection and getting one
  * back: `<name>: connection lost: <reason>`, then `<name>: reconnected after 4.2 s`. Both go through the
- * shared {@link ThrottledLog} under one kind, so a flapping deployment writes at most a line a second and
+ * shared throttled log under one kind, so a flapping deployment writes at most a line a second and
  * the last line written is its current state.
  */
 export class OutageLog {

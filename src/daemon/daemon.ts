@@ -1,4 +1,4 @@
-import type { CounterStore } from "../backends/counter-store.js";
+import type { CounterStore } from "../engine/counter-store.js";
 import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { ThrottledLog } from "../observability/throttled-log.js";

@@ -54,7 +54,6 @@ export class ObservabilitySide {
       serviceInstanceId: settings.tracingServiceInstanceId,
       protocol: settings.tracingExporterProtocol,
       samplingRate: settings.tracingSamplingRate,
-      redisPerSecond: settings.redisPerSecond,
       logger: this.logger,
     });
   }

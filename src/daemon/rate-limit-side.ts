@@ -1,4 +1,4 @@
-import type { CounterStore } from "../backends/counter-store.js";
+import type { CounterStore } from "../engine/counter-store.js";
 import { createCounterStore } from "../backends/create-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
@@ -9,6 +9,7 @@ import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
+import { counterStoreOptions } from "./counter-store-options.js";
 import { localCacheWithGauges } from "./local-cache-gauges.js";
 import type { ObservabilitySide } from "./observability-side.js";
 import { createRuleSource } from "./rule-source.js";
@@ -45,7 +46,7 @@ export class RateLimitSide {
       settings.localCacheSizeInBytes > 0
         ? localCacheWithGauges(settings.localCacheSizeInBytes, stats)
         : undefined;
-    this.#store = options.store ?? createCounterStore(settings, { stats, logger, throttledLog });
+    this.#store = options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
     this.service = new RateLimitService({
       engine: decisionEngine(settings, observability, localCache, this.requestLimits),
       // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
@@ -53,7 +54,7 @@ export class RateLimitSide {
       counters: serviceCounters(stats),
       logger,
       stopIncrementWhenOverLimit:
-        settings.stopCacheKeyIncrementWhenOverlimit && settings.backend !== "memcache",
+        settings.stopCacheKeyIncrementWhenOverlimit && this.#store.capabilities.readsWithoutCounting,
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     this.#registerHealth(options.health);

@@ -1,6 +1,6 @@
-import type { CounterIncrement } from "../backends/counter-store.js";
 import { InvalidArgumentError, ServiceError } from "../errors.js";
 import { cacheKeyFor, secondsUntilReset, windowStart } from "./cache-key.js";
+import type { CounterIncrement } from "./counter-store.js";
 import {
   CODE_OK,
   CODE_OVER_LIMIT,

@@ -1,4 +1,10 @@
-import type { CounterIncrement, CounterStore, HealthListener } from "../backends/counter-store.js";
+import type {
+  CounterIncrement,
+  CounterStore,
+  HealthListener,
+  StoreCapabilities,
+  StoreSpanDescription,
+} from "../engine/counter-store.js";
 import { type BackendCallEvent, backendEnd, backendStart, publishAround } from "./request-channels.js";
 
 /**
@@ -7,15 +13,26 @@ import { type BackendCallEvent, backendEnd, backendStart, publishAround } from "
  * otherwise. Reads (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) are not traced, as in the reference.
  */
 export class InstrumentedCounterStore implements CounterStore {
+  /** The wrapped store's span description, bound once rather than per call. */
+  readonly #describeSpan = (increments: readonly CounterIncrement[]) => this.store.traceSpan(increments);
+
   constructor(private readonly store: CounterStore) {}
 
   get name(): string {
     return this.store.name;
   }
 
+  get capabilities(): StoreCapabilities {
+    return this.store.capabilities;
+  }
+
+  traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
+    return this.store.traceSpan(increments);
+  }
+
   increment(increments: readonly CounterIncrement[]): number[] | Promise<number[]> {
     if (!backendStart.hasSubscribers) return this.store.increment(increments);
-    const event: BackendCallEvent = { store: this.store.name, increments };
+    const event: BackendCallEvent = { store: this.store.name, increments, describeSpan: this.#describeSpan };
     return publishAround(backendStart, backendEnd, event, () => this.store.increment(increments));
   }
 

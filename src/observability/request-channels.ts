@@ -4,7 +4,7 @@
  */
 import { type Channel, channel } from "node:diagnostics_channel";
 import type { IncomingHttpHeaders } from "node:http2";
-import type { CounterIncrement } from "../backends/counter-store.js";
+import type { CounterIncrement, StoreSpanDescription } from "../engine/counter-store.js";
 import type { DecisionRequest } from "../engine/decision-request.js";
 
 /** A unary call on the gRPC port, from its arrival to its status. */
@@ -50,6 +50,8 @@ export interface BackendCallEvent {
   /** The store's name: `redis`, `memcache`, `memory`. */
   readonly store: string;
   readonly increments: readonly CounterIncrement[];
+  /** The store's span for these increments (`Redis Pipeline Execution`…), asked only when tracing. */
+  readonly describeSpan: (increments: readonly CounterIncrement[]) => StoreSpanDescription;
   /** Set when the call failed, before {@link backendEnd}. */
   error?: unknown;
   /** Owned by the subscriber that starts a span for the call. */

@@ -27,11 +27,9 @@ import {
 import { requestText } from "./request-text.js";
 import type { StoreContextManager } from "./store-context-manager.js";
 
-/** What the span subscribers need to know about the deployment. */
+/** Where the span subscribers keep the current span. */
 export interface SpanSubscriberOptions {
   readonly contextManager: StoreContextManager;
-  /** REDIS_PERSECOND: per-second keys go to their own pipeline (`perSecondPipeline length`). */
-  readonly redisPerSecond: boolean;
 }
 
 /** gRPC codes otelgrpc reports as server errors (span status Error); the others leave the status unset. */
@@ -44,8 +42,9 @@ const headersGetter: TextMapGetter<Headers> = {
 
 /**
  * Turns the request channels into the reference's spans: the otelgrpc-style server span of every unary
- * gRPC call (parent taken from W3C/B3 headers), `ShouldRateLimit Execution`, the backend span
- * (`Redis Pipeline Execution`, `Memcached Fetch Execution`) and `NewJsonHandler Remaining Execution`.
+ * gRPC call (parent taken from W3C/B3 headers), `ShouldRateLimit Execution`, the backend span as the
+ * store describes it (`Redis Pipeline Execution`, `Memcached Fetch Execution`…) and
+ * `NewJsonHandler Remaining Execution`.
  * Returns a function that unsubscribes everything.
  */
 export function subscribeSpans(options: SpanSubscriberOptions): () => void {
@@ -101,7 +100,8 @@ export function subscribeSpans(options: SpanSubscriberOptions): () => void {
   };
   const startBackend = (message: unknown) => {
     const event = message as BackendCallEvent;
-    event.span = startBackendSpan(backendTracer, event, options.redisPerSecond);
+    const { name, attributes } = event.describeSpan(event.increments);
+    event.span = backendTracer.startSpan(name, { attributes });
   };
   const endSpan = (message: unknown) => {
     const event = message as DecisionEvent | BackendCallEvent;
@@ -136,29 +136,4 @@ export function subscribeSpans(options: SpanSubscriberOptions): () => void {
     grpcCallScope.unbindStore(storage);
     for (const [channel, listener] of subscriptions) channel.unsubscribe(listener);
   };
-}
-
-/** The reference's backend spans: its Redis pipelines hold INCRBY and EXPIRE per key. */
-function startBackendSpan(
-  tracer: ReturnType<typeof trace.getTracer>,
-  event: BackendCallEvent,
-  redisPerSecond: boolean,
-): Span {
-  if (event.store === "redis") {
-    const perSecond = redisPerSecond ? event.increments.filter((i) => i.perSecond).length : 0;
-    return tracer.startSpan("Redis Pipeline Execution", {
-      attributes: {
-        "pipeline length": 2 * (event.increments.length - perSecond),
-        "perSecondPipeline length": 2 * perSecond,
-      },
-    });
-  }
-  if (event.store === "memcache") {
-    return tracer.startSpan("Memcached Fetch Execution", {
-      attributes: { "keysToGet length": event.increments.length },
-    });
-  }
-  return tracer.startSpan("Memory Increment Execution", {
-    attributes: { "keys length": event.increments.length },
-  });
 }

@@ -27,8 +27,6 @@ export interface TracingOptions {
   readonly protocol: OtlpProtocol;
   /** Root sampling ratio in [0, 1]; a sampled or unsampled parent decides for its children. */
   readonly samplingRate: number;
-  /** REDIS_PERSECOND, for the backend span's `perSecondPipeline length`. */
-  readonly redisPerSecond: boolean;
   readonly logger: Logger;
 }
 
@@ -68,7 +66,7 @@ export function startTracing(options: TracingOptions): Tracing {
       ],
     }),
   });
-  const unsubscribe = subscribeSpans({ contextManager, redisPerSecond: options.redisPerSecond });
+  const unsubscribe = subscribeSpans({ contextManager });
   options.logger.info(
     `TracerProvider initialized with following parameters: protocol: ${options.protocol || "http"}, ` +
       `serviceName: ${options.serviceName}, serviceNamespace: ${options.serviceNamespace}, ` +

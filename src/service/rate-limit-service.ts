@@ -1,6 +1,6 @@
 import { clientReasonOf } from "../backends/client-reason.js";
-import type { CounterStore } from "../backends/counter-store.js";
 import type { RuleUpdate } from "../config/rule-source.js";
+import type { CounterStore } from "../engine/counter-store.js";
 import type { DecisionEngine, DecisionPlan } from "../engine/decision-engine.js";
 import type { Decision, DecisionRequest } from "../engine/decision-request.js";
 import type { Counter, RuleSet } from "../engine/rule-set.js";

@@ -1,9 +1,8 @@
 import { dirname } from "node:path";
-import { parseMemcachedEndpoint } from "../backends/memcached/memcached-address.js";
 import { SettingsError } from "../errors.js";
 import { isValidEmailAddress } from "../users/email-address.js";
 import { SETTINGS_TABLE, type TableSettings } from "./settings-table.js";
-import { parseStringMap } from "./value-parsers.js";
+import { parseNetworkAddress, parseStringMap } from "./value-parsers.js";
 
 /** A DogStatsD "mogrifier": stats whose name matches `pattern` are renamed and tagged. */
 export interface DogStatsdMogrifier {
@@ -225,7 +224,7 @@ function checkCombinations(
 /** BACKEND_TYPE=memcache: node items gomemcache would accept (an empty list is refused by the store factory). */
 function checkMemcacheNodes(s: TableSettings, nameOf: (env: string) => string, problems: string[]): void {
   for (const item of s.memcacheHostPort) {
-    const parsed = parseMemcachedEndpoint(item);
+    const parsed = parseNetworkAddress(item);
     if (!parsed.ok) problems.push(`invalid setting ${nameOf("MEMCACHE_HOST_PORT")}: ${parsed.reason}`);
   }
 }

@@ -135,3 +135,25 @@ export function parseStringMap(text: string): Parsed<Record<string, string>> {
   }
   return ok(map);
 }
+
+/** A network address as listed: its text (trimmed) and how to reach it. */
+export interface NetworkAddress {
+  readonly label: string;
+  readonly target: { readonly host: string; readonly port: number } | { readonly path: string };
+}
+
+/**
+ * One item of a host list, as Go's network clients read it: an item containing `/` is a unix socket path;
+ * anything else is `host:port` or `[ipv6]:port` with a port in 1–65535 (`net.ResolveTCPAddr` refuses a
+ * missing port).
+ */
+export function parseNetworkAddress(item: string): Parsed<NetworkAddress> {
+  const label = item.trim();
+  if (label.includes("/")) return ok({ label, target: { path: label } });
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(label);
+  const port = Number(match?.[3]);
+  if (match === null || port < 1 || port > 65535) {
+    return fail(`${JSON.stringify(label)} is not host:port, [ipv6]:port or a socket path`);
+  }
+  return ok({ label, target: { host: match[1] ?? match[2] ?? "", port } });
+}

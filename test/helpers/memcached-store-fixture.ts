@@ -1,6 +1,7 @@
 import type { Test } from "tap";
 import { createCounterStore } from "../../src/backends/create-counter-store.js";
 import { MemcachedStore } from "../../src/backends/memcached/memcached-store.js";
+import { counterStoreOptions } from "../../src/daemon/counter-store-options.js";
 import { Logger } from "../../src/observability/logger.js";
 import { StatsRegistry } from "../../src/observability/stats-registry.js";
 import { ThrottledLog } from "../../src/observability/throttled-log.js";
@@ -36,7 +37,11 @@ export async function memcachedStoreFrom(
     },
   });
   const stats = new StatsRegistry({ maxDynamicKeys: 100 });
-  const store = createCounterStore(settings, { stats, logger, throttledLog: new ThrottledLog({ logger }) });
+  const store = createCounterStore(counterStoreOptions(settings), {
+    stats,
+    logger,
+    throttledLog: new ThrottledLog({ logger }),
+  });
   if (!(store instanceof MemcachedStore))
     throw new Error(`BACKEND_TYPE=memcache built a ${store.name} store`);
   t.teardown(() => store.close());

@@ -1,6 +1,7 @@
 import type { Test } from "tap";
-import type { CounterStore } from "../../src/backends/counter-store.js";
 import { createCounterStore } from "../../src/backends/create-counter-store.js";
+import { counterStoreOptions } from "../../src/daemon/counter-store-options.js";
+import type { CounterStore } from "../../src/engine/counter-store.js";
 import { Logger } from "../../src/observability/logger.js";
 import { StatsRegistry } from "../../src/observability/stats-registry.js";
 import { ThrottledLog } from "../../src/observability/throttled-log.js";
@@ -40,7 +41,11 @@ export async function redisStoreFrom(
     },
   });
   const stats = new StatsRegistry({ maxDynamicKeys: 100 });
-  const store = createCounterStore(settings, { stats, logger, throttledLog: new ThrottledLog({ logger }) });
+  const store = createCounterStore(counterStoreOptions(settings), {
+    stats,
+    logger,
+    throttledLog: new ThrottledLog({ logger }),
+  });
   t.teardown(() => store.close());
   if (options.start !== false) await store.start();
   return { store, stats, logs };

@@ -1,7 +1,7 @@
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import type { Counter } from "../../engine/rule-set.js";
 import { messageOf } from "../../errors.js";
-import type { ThrottledLog } from "../../observability/throttled-log.js";
-import type { CounterIncrement } from "../counter-store.js";
+import type { StoreThrottledLog } from "../store-context.js";
 import type { MemcachedConnection } from "./memcached-connection.js";
 import { exptimeFor } from "./memcached-key.js";
 
@@ -29,13 +29,13 @@ const MAX_PENDING = 10_000;
  */
 export class BackgroundIncrements {
   readonly #stats: MemcacheStats;
-  readonly #errors: ThrottledLog;
+  readonly #errors: StoreThrottledLog;
   readonly #nowMs: () => number;
   readonly #pending = new Set<Promise<void>>();
   /** Keys that were absent when read, with the work creating them. */
   readonly #creating = new Map<string, Promise<void>>();
 
-  constructor(stats: MemcacheStats, errors: ThrottledLog, nowMs: () => number) {
+  constructor(stats: MemcacheStats, errors: StoreThrottledLog, nowMs: () => number) {
     this.#stats = stats;
     this.#errors = errors;
     this.#nowMs = nowMs;

@@ -1,5 +1,5 @@
 import { messageOf } from "../../errors.js";
-import type { ThrottledLog } from "../../observability/throttled-log.js";
+import type { StoreThrottledLog } from "../store-context.js";
 import type { MemcachedConnection } from "./memcached-connection.js";
 import type { MemcacheStats } from "./memcached-increments.js";
 import type { MemcachedNodes } from "./memcached-nodes.js";
@@ -24,7 +24,7 @@ export async function readCounters(
   nodes: MemcachedNodes,
   keys: readonly string[],
   stats: MemcacheStats,
-  errors: ThrottledLog,
+  errors: StoreThrottledLog,
 ): Promise<CountersRead> {
   stats.keysRequested.add(keys.length);
   const batches = new Map<MemcachedConnection, string[]>();
@@ -60,7 +60,7 @@ export async function readCounters(
   return { values, ok: failure === undefined };
 }
 
-function counterValue(raw: string, errors: ThrottledLog): number {
+function counterValue(raw: string, errors: StoreThrottledLog): number {
   if (/^\+?\d{1,10}$/.test(raw)) {
     const value = Number(raw);
     if (value <= MAX_INT32) return value;

@@ -1,10 +1,5 @@
 import { BackendError, messageOf } from "../../errors.js";
-
-/** Logging the memcached store needs: a narrow part of the daemon's logger. */
-export interface MemcachedLog {
-  warn(message: string): void;
-  info(message: string): void;
-}
+import type { StoreLog } from "../store-context.js";
 
 /** Start-up retry: exponential backoff (factor 2, with jitter) until connected, for as long as it takes. */
 export interface MemcachedStartupOptions {
@@ -21,7 +16,7 @@ export async function retryUntilConnected(
   attempt: () => Promise<void>,
   what: () => string,
   retry: MemcachedStartupOptions,
-  log: MemcachedLog,
+  log: StoreLog,
   signal: AbortSignal,
 ): Promise<void> {
   const started = Date.now();

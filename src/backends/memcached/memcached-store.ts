@@ -1,16 +1,21 @@
 import { promises as dns } from "node:dns";
 import type { ConnectionOptions } from "node:tls";
+import type {
+  CounterIncrement,
+  CounterStore,
+  HealthListener,
+  StoreSpanDescription,
+} from "../../engine/counter-store.js";
 import { InvalidArgumentError, messageOf } from "../../errors.js";
-import type { ThrottledLog } from "../../observability/throttled-log.js";
-import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
 import { OutageLog } from "../outage-log.js";
+import type { StoreLog, StoreThrottledLog } from "../store-context.js";
 import { endpointsFromSrv, type MemcachedEndpoint, type SrvRecord } from "./memcached-address.js";
 import { MemcachedConnection } from "./memcached-connection.js";
 import { BackgroundIncrements, type MemcacheStats } from "./memcached-increments.js";
 import { memcachedKeyProblem } from "./memcached-key.js";
 import { MemcachedNodes } from "./memcached-nodes.js";
 import { readCounters } from "./memcached-read.js";
-import { type MemcachedLog, type MemcachedStartupOptions, retryUntilConnected } from "./memcached-startup.js";
+import { type MemcachedStartupOptions, retryUntilConnected } from "./memcached-startup.js";
 
 export type { MemcacheStats } from "./memcached-increments.js";
 
@@ -30,12 +35,12 @@ export interface MemcachedStoreOptions {
   readonly timeoutMs: number;
   readonly startup: MemcachedStartupOptions;
   readonly stats: MemcacheStats;
-  readonly log: MemcachedLog;
+  readonly log: StoreLog;
   /**
    * The daemon's rate-limited log: the reference's per-request error lines, and each node's
    * `connection lost` / `reconnected` lines.
    */
-  readonly throttledLog: ThrottledLog;
+  readonly throttledLog: StoreThrottledLog;
   /** Milliseconds since the epoch, for absolute expiry times; injectable for tests. */
   readonly nowMs?: () => number;
   /** SRV lookup (default: the system resolver's); injectable for tests. */
@@ -55,6 +60,8 @@ export interface MemcachedStoreOptions {
  */
 export class MemcachedStore implements CounterStore {
   readonly name = "memcache";
+  /** The reference ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcached. */
+  readonly capabilities = { readsWithoutCounting: false };
   readonly #options: MemcachedStoreOptions;
   readonly #nodes: MemcachedNodes;
   /** Per node label: connections answering, and the node's loss and recovery lines. */
@@ -151,6 +158,11 @@ export class MemcachedStore implements CounterStore {
   /** Reads, answers with each counter after the request's hits, and counts in the background. */
   increment(increments: readonly CounterIncrement[]): Promise<number[]> {
     return this.#decide(increments, true);
+  }
+
+  /** The reference's span around its multi-get. */
+  traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
+    return { name: "Memcached Fetch Execution", attributes: { "keysToGet length": increments.length } };
   }
 
   /** Current values (0 when absent or unreadable). */

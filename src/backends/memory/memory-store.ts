@@ -1,10 +1,15 @@
-import type { Logger } from "../../observability/logger.js";
-import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
+import type {
+  CounterIncrement,
+  CounterStore,
+  HealthListener,
+  StoreSpanDescription,
+} from "../../engine/counter-store.js";
+import type { StoreLog } from "../store-context.js";
 
 /** Where the store reports evictions: a counter (`ratelimit.memory.evictions`) and warn lines. */
 export interface MemoryStoreReports {
   readonly evictions: { add(amount: number): void };
-  readonly log: Pick<Logger, "warn">;
+  readonly log: Pick<StoreLog, "warn">;
 }
 
 /** Options of the in-process store. */
@@ -70,6 +75,7 @@ export function memoryEntryBytes(key: string): number {
  */
 export class MemoryStore implements CounterStore {
   readonly name = "memory";
+  readonly capabilities = { readsWithoutCounting: true };
   readonly #counters = new Map<string, Entry>();
   readonly #nowMs: () => number;
   readonly #sweepIntervalMs: number;
@@ -126,6 +132,10 @@ export class MemoryStore implements CounterStore {
       values[i] = entry.value;
     }
     return values;
+  }
+
+  traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
+    return { name: "Memory Increment Execution", attributes: { "keys length": increments.length } };
   }
 
   read(increments: readonly CounterIncrement[]): number[] {

@@ -1,5 +1,5 @@
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError, messageOf } from "../../errors.js";
-import type { CounterIncrement } from "../counter-store.js";
 import { OutageLog } from "../outage-log.js";
 import { incrementCounters, readCounters } from "./counter-commands.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";

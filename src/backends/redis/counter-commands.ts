@@ -1,7 +1,7 @@
 import calculateSlot from "cluster-key-slot";
 import type { ChainableCommander } from "ioredis";
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
-import type { CounterIncrement } from "../counter-store.js";
 import { clusterReasonOf, type RedisConnection } from "./redis-endpoint.js";
 
 /** How to run one batch of counter commands on one connection. */

@@ -1,4 +1,4 @@
-import type { CounterIncrement } from "../counter-store.js";
+import type { CounterIncrement } from "../../engine/counter-store.js";
 
 interface Waiting {
   readonly increments: readonly CounterIncrement[];

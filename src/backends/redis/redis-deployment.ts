@@ -1,8 +1,8 @@
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import type { Counter } from "../../engine/rule-set.js";
-import type { ThrottledLog } from "../../observability/throttled-log.js";
-import type { CounterIncrement } from "../counter-store.js";
+import type { StoreGauge, StoreLog, StoreThrottledLog } from "../store-context.js";
 import type { RedisEndpointOptions } from "./redis-endpoint.js";
-import type { StartupRetryOptions, StoreLog } from "./redis-startup.js";
+import type { StartupRetryOptions } from "./redis-startup.js";
 
 /** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
 export interface RedisPoolStats {
@@ -11,7 +11,7 @@ export interface RedisPoolStats {
   /** Connections closed by ratelimitd itself. */
   readonly cxLocalClose: Counter;
   /** Connections up right now. */
-  readonly cxActive: { set(value: number): void };
+  readonly cxActive: StoreGauge;
 }
 
 /** One pool of connections to one Redis deployment. */
@@ -30,7 +30,7 @@ export interface RedisPoolOptions {
   readonly stats: RedisPoolStats;
   readonly log: StoreLog;
   /** The daemon's rate-limited log, for the deployment's `connection lost` / `reconnected` lines. */
-  readonly throttledLog: ThrottledLog;
+  readonly throttledLog: StoreThrottledLog;
 }
 
 /** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (decision 6). */

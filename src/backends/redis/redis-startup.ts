@@ -1,4 +1,5 @@
 import { BackendError, messageOf } from "../../errors.js";
+import type { StoreLog } from "../store-context.js";
 
 /** REDIS_STARTUP_*: exponential backoff (factor 2, with jitter) until connected, or until the time runs out. */
 export interface StartupRetryOptions {
@@ -6,12 +7,6 @@ export interface StartupRetryOptions {
   readonly maxIntervalMs: number;
   /** 0 = retry for ever. */
   readonly maxElapsedMs: number;
-}
-
-/** Logging the store needs: a narrow part of the daemon's logger. */
-export interface StoreLog {
-  warn(message: string): void;
-  info(message: string): void;
 }
 
 /**

@@ -1,4 +1,9 @@
-import type { CounterIncrement, CounterStore, HealthListener } from "../counter-store.js";
+import type {
+  CounterIncrement,
+  CounterStore,
+  HealthListener,
+  StoreSpanDescription,
+} from "../../engine/counter-store.js";
 import { ClusterConnectionPool } from "./cluster-connection-pool.js";
 import type { RedisDeployment, RedisPoolOptions } from "./redis-deployment.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
@@ -20,6 +25,7 @@ export interface RedisStoreOptions {
  */
 export class RedisStore implements CounterStore {
   readonly name = "redis";
+  readonly capabilities = { readsWithoutCounting: true };
   readonly #main: RedisDeployment;
   readonly #perSecond: RedisDeployment | undefined;
   readonly #options: RedisStoreOptions;
@@ -44,6 +50,18 @@ export class RedisStore implements CounterStore {
 
   increment(increments: readonly CounterIncrement[]): Promise<number[]> {
     return this.#split(increments, (pool, part) => pool.increment(part));
+  }
+
+  /** The reference's span: its pipelines hold INCRBY and EXPIRE per key, per-second keys in their own. */
+  traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
+    const perSecond = this.#perSecond ? increments.filter((i) => i.perSecond).length : 0;
+    return {
+      name: "Redis Pipeline Execution",
+      attributes: {
+        "pipeline length": 2 * (increments.length - perSecond),
+        "perSecondPipeline length": 2 * perSecond,
+      },
+    };
   }
 
   read(increments: readonly CounterIncrement[]): Promise<number[]> {

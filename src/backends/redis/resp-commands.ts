@@ -2,7 +2,7 @@
  * Redis commands written as RESP2 arrays of bulk strings, as text ready for one socket write. Lengths are
  * in bytes (UTF-8), so keys holding any descriptor value are sent intact.
  */
-import type { CounterIncrement } from "../counter-store.js";
+import type { CounterIncrement } from "../../engine/counter-store.js";
 
 /** One bulk string: `$<bytes>\r\n<text>\r\n`. */
 function bulk(text: string): string {

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
 import { clientReasonOf } from "../client-reason.js";
-import type { CounterIncrement } from "../counter-store.js";
 import { OutageLog } from "../outage-log.js";
 import { tlsOptionsFromFiles } from "../tls-files.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";

@@ -2,7 +2,7 @@
 // back, naming it (credentials masked) and saying how long it was down; and its failures carry two texts:
 // the details for the log, a short reason without any address for clients.
 import t from "tap";
-import type { CounterIncrement } from "../../../src/backends/counter-store.js";
+import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { BackendError } from "../../../src/errors.js";
 import { freePort } from "../../helpers/free-port.js";
 import { requireBinaries as requireMemcached, startMemcached } from "../../helpers/memcached-process.js";

@@ -3,7 +3,7 @@
  * memcached): Redis semantics for INCRBY + EXPIRE, one call per request, no lost hits.
  */
 import type { Test } from "tap";
-import type { CounterIncrement, CounterStore } from "../../../src/backends/counter-store.js";
+import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 
 /** A started store plus a probe of what it holds, for one test. */
 export interface ContractSubject {

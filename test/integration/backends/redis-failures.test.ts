@@ -1,7 +1,7 @@
 // Redis going away and coming back (spec §3.9.3, decision 6): fast errors, no queue, recovery without a
 // restart, start-up retry and give-up, health, masked credentials; and round trips per request.
 import t from "tap";
-import type { CounterIncrement } from "../../../src/backends/counter-store.js";
+import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { BackendError } from "../../../src/errors.js";
 import { freePort } from "../../helpers/free-port.js";
 import { requireBinaries, startRedis } from "../../helpers/redis-servers.js";

@@ -1,7 +1,7 @@
 // Redis topologies beyond the contract (spec §2.6, §3.9): a cluster request spanning slots, a sentinel
 // failover in the middle of traffic, and REDIS_PERSECOND routing.
 import t from "tap";
-import type { CounterIncrement } from "../../../src/backends/counter-store.js";
+import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { startCluster } from "../../helpers/redis-cluster.js";
 import { startSentinelGroup } from "../../helpers/redis-sentinel.js";
 import { requireBinaries, startRedis } from "../../helpers/redis-servers.js";

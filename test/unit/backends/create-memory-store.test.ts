@@ -4,6 +4,7 @@ import { getHeapStatistics } from "node:v8";
 import t from "tap";
 import { createCounterStore } from "../../../src/backends/create-counter-store.js";
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
+import { counterStoreOptions } from "../../../src/daemon/counter-store-options.js";
 import { Logger, silentLogger } from "../../../src/observability/logger.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
 import { ThrottledLog } from "../../../src/observability/throttled-log.js";
@@ -20,7 +21,7 @@ function create(env: Record<string, string>) {
     },
   });
   const stats = new StatsRegistry({ maxDynamicKeys: 10 });
-  const store = createCounterStore(loadSettings({ BACKEND_TYPE: "memory", ...env }), {
+  const store = createCounterStore(counterStoreOptions(loadSettings({ BACKEND_TYPE: "memory", ...env })), {
     stats,
     logger,
     throttledLog: new ThrottledLog({ logger: silentLogger }),

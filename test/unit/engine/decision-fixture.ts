@@ -3,8 +3,9 @@
  * an engine with the reference's defaults (NEAR_LIMIT_RATIO 0.8, no jitter), and exact stat reads.
  * Not a test file (no `.test.ts`), so tap does not run it on its own.
  */
-import type { CounterStore } from "../../../src/backends/counter-store.js";
+
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
+import type { CounterStore } from "../../../src/engine/counter-store.js";
 import type { DecisionEngine, DecisionEngineOptions } from "../../../src/engine/decision-engine.js";
 import {
   CODE_OK,

@@ -3,7 +3,7 @@
 // is the reference's `request string` attribute.
 import type { ChannelListener } from "node:diagnostics_channel";
 import t from "tap";
-import type { CounterIncrement, CounterStore } from "../../../src/backends/counter-store.js";
+import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 import { InstrumentedCounterStore } from "../../../src/observability/instrumented-counter-store.js";
 import {
   type BackendCallEvent,

@@ -1,10 +1,10 @@
 import t from "tap";
-import type { CounterIncrement } from "../../../src/backends/counter-store.js";
 import {
   MEMORY_ENTRY_OVERHEAD_BYTES,
   MemoryStore,
   memoryEntryBytes,
 } from "../../../src/backends/memory/memory-store.js";
+import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { TestClock } from "../engine/decision-fixture.js";
 
 // BACKEND_TYPE=memory (decision 1) with Redis semantics: INCRBY, and EXPIRE refreshed on every hit (§3.8).

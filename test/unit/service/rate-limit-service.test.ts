@@ -1,7 +1,7 @@
 import t from "tap";
-import type { CounterIncrement } from "../../../src/backends/counter-store.js";
 import { LocalOverLimitCache } from "../../../src/backends/local-over-limit-cache.js";
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
+import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { CODE_OK, CODE_OVER_LIMIT } from "../../../src/engine/decision-request.js";
 import { BackendError, InvalidArgumentError, ServiceError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/observability/logger.js";
