@@ -8,8 +8,8 @@ import {
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import type { ClientCallSpan, ClientTracing } from "../observability/client-tracing.js";
+import { responseText } from "../observability/response-text.js";
 import { goStatusText } from "./go-status-text.js";
-import { responseText } from "./response-text.js";
 
 /** `-oltp-protocol`: OTLP over HTTP or gRPC for the call's span; `""` disables tracing. */
 export type OltpProtocol = "" | "http" | "grpc";

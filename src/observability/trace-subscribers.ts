@@ -9,7 +9,6 @@ import {
   type TextMapGetter,
   trace,
 } from "@opentelemetry/api";
-import { responseText } from "../cli/response-text.js";
 import type { RateLimitResponse } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import {
   type BackendCallEvent,
@@ -25,6 +24,7 @@ import {
   jsonResponse,
 } from "./request-channels.js";
 import { requestText } from "./request-text.js";
+import { responseText } from "./response-text.js";
 import type { StoreContextManager } from "./store-context-manager.js";
 
 /** Where the span subscribers keep the current span. */
