@@ -9,7 +9,7 @@ import type { RateLimitService } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
 import { debugEndpoints, debugRoutes } from "../transports/debug/debug-routes.js";
 import { metricsHandler } from "../transports/debug/metrics-handler.js";
-import { type RouteRegistrar, rateLimitRoutes } from "../transports/grpc/connect-routes.js";
+import { type RouteRegistrar, rateLimitRoutes } from "../transports/grpc/rate-limit-routes.js";
 import { fastMethods } from "../transports/grpc/fast-methods.js";
 import { GrpcListener } from "../transports/grpc/grpc-listener.js";
 import type { Http2Limits } from "../transports/grpc/http2-limits.js";

@@ -4,7 +4,7 @@ import type { MigrationService } from "../migrations/migration-service.js";
 import { migrationsOpenApi } from "../migrations/migrations-openapi.js";
 import type { Logger } from "../observability/logger.js";
 import type { Settings } from "../settings/load-settings.js";
-import type { RouteRegistrar } from "../transports/grpc/connect-routes.js";
+import type { RouteRegistrar } from "../transports/grpc/rate-limit-routes.js";
 import { migrationServiceRoutes } from "../transports/grpc/migration-service-routes.js";
 import { userServiceRoutes } from "../transports/grpc/user-service-routes.js";
 import type { HttpRoute } from "../transports/http/http-route.js";

@@ -1,11 +1,11 @@
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError, messageOf } from "../../errors.js";
 import { OutageLog } from "../outage-log.js";
-import { incrementCounters, readCounters } from "./counter-commands.js";
+import { incrementCounters, readCounters } from "./cluster-commands.js";
+import { type ClusterConnection, clusterReasonOf, createClusterConnection } from "./cluster-connection.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
-import { clusterReasonOf, createClusterConnection, type RedisConnection } from "./redis-endpoint.js";
 import { openPool, type StartupRetryOptions } from "./redis-startup.js";
 
 /**
@@ -19,9 +19,9 @@ export class ClusterConnectionPool implements RedisDeployment {
   readonly #where: string;
   readonly #outage: OutageLog;
   readonly #options: RedisPoolOptions;
-  readonly #connections: RedisConnection[];
-  readonly #ready = new Set<RedisConnection>();
-  readonly #lastErrors = new Map<RedisConnection, Error>();
+  readonly #connections: ClusterConnection[];
+  readonly #ready = new Set<ClusterConnection>();
+  readonly #lastErrors = new Map<ClusterConnection, Error>();
   readonly #batcher: PipelineBatcher | undefined;
   readonly #listeners: ((active: number) => void)[] = [];
   readonly #abort = new AbortController();
@@ -109,7 +109,7 @@ export class ClusterConnectionPool implements RedisDeployment {
     await Promise.all(this.#connections.map((connection) => this.#closeOne(connection)));
   }
 
-  #closeOne(connection: RedisConnection): Promise<void> {
+  #closeOne(connection: ClusterConnection): Promise<void> {
     if (this.#ready.has(connection)) this.#options.stats.cxLocalClose.add(1);
     if (connection.status === "end") return Promise.resolve();
     if (connection.status === "reconnecting") {
@@ -143,7 +143,7 @@ export class ClusterConnectionPool implements RedisDeployment {
   }
 
   /** The next ready connection, round-robin; a connection that is down is skipped. */
-  #pick(): RedisConnection {
+  #pick(): ClusterConnection {
     const count = this.#connections.length;
     for (let tries = 0; tries < count; tries++) {
       const connection = this.#connections[this.#next++ % count]!;
@@ -156,7 +156,7 @@ export class ClusterConnectionPool implements RedisDeployment {
     });
   }
 
-  #connect(): RedisConnection {
+  #connect(): ClusterConnection {
     const connection = createClusterConnection(this.#options.endpoint);
     const { stats } = this.#options;
     connection.on("ready", () => {

@@ -1,7 +1,7 @@
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import type { Counter } from "../../engine/rule-set.js";
 import type { StoreGauge, StoreLog, StoreThrottledLog } from "../store-context.js";
-import type { RedisEndpointOptions } from "./redis-endpoint.js";
+import type { TlsFiles } from "../tls-files.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
 
 /** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
@@ -12,6 +12,19 @@ export interface RedisPoolStats {
   readonly cxLocalClose: Counter;
   /** Connections up right now. */
   readonly cxActive: StoreGauge;
+}
+
+/** One Redis deployment: how to reach it and how patient to be. */
+export interface RedisEndpointOptions {
+  readonly type: "single" | "sentinel" | "cluster";
+  readonly socketType: "tcp" | "unix";
+  readonly url: string;
+  /** `password` or `user:password`. */
+  readonly auth: string;
+  readonly sentinelAuth: string;
+  readonly tls: TlsFiles | undefined;
+  /** Bound on connecting and on every round trip. */
+  readonly timeoutMs: number;
 }
 
 /** One pool of connections to one Redis deployment. */

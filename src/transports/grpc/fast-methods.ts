@@ -3,9 +3,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { RequestLimits } from "../../engine/request-limits.js";
 import { InvalidArgumentError, messageOf } from "../../errors.js";
 import { HealthCheckRequestSchema, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import type { CoreServices } from "./connect-routes.js";
 import type { UnaryMethod } from "./grpc-unary.js";
 import { servingStatusOf } from "./health-service.js";
+import type { CoreServices } from "./rate-limit-routes.js";
 import { decodeRateLimitRequest, encodeRateLimitResponseFrame, frameOf } from "./rls-codec.js";
 
 /**

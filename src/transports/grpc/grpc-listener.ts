@@ -18,7 +18,6 @@ import { callContextValues } from "./call-credentials.js";
 import { logCallFailure } from "./call-failure-log.js";
 import { serveTracedUnary } from "./call-tracing.js";
 import { CertificateReloader } from "./certificate-reloader.js";
-import { type RouteRegistrar, serverInterceptor } from "./connect-routes.js";
 import { type ConnectionAgeOptions, limitSessionAge } from "./connection-age.js";
 import {
   type CallDone,
@@ -30,6 +29,8 @@ import {
 import { Http1Connections } from "./http1-connections.js";
 import { type Http2Limits, http2Settings, limitRequestRead, limitSessionIdle } from "./http2-limits.js";
 import { createProtocolMux } from "./protocol-mux.js";
+import type { RouteRegistrar } from "./rate-limit-routes.js";
+import { serverInterceptor } from "./server-interceptor.js";
 import type { ServerMetrics } from "./server-metrics.js";
 import { createTlsServer, readServerIdentity, type ServerTlsOptions } from "./server-tls.js";
 

@@ -6,7 +6,7 @@ import { BackendError, DatabaseError, InvalidArgumentError, NotFoundError } from
 import { Logger } from "../../../src/observability/logger.js";
 import { StatsRegistry } from "../../../src/observability/stats-registry.js";
 import { ThrottledLog } from "../../../src/observability/throttled-log.js";
-import { serverInterceptor } from "../../../src/transports/grpc/connect-routes.js";
+import { serverInterceptor } from "../../../src/transports/grpc/server-interceptor.js";
 import { ServerMetrics } from "../../../src/transports/grpc/server-metrics.js";
 
 /** Runs one unary call through the interceptor, the handler throwing `thrown`. */

@@ -1,23 +1,11 @@
 import { Cluster, type RedisOptions } from "ioredis";
 import { clientReasonOf } from "../client-reason.js";
-import { type TlsFiles, tlsOptionsFromFiles } from "../tls-files.js";
+import { tlsOptionsFromFiles } from "../tls-files.js";
 import { parseRedisAuth, parseRedisTopology } from "./redis-address.js";
-
-/** One Redis deployment: how to reach it and how patient to be. */
-export interface RedisEndpointOptions {
-  readonly type: "single" | "sentinel" | "cluster";
-  readonly socketType: "tcp" | "unix";
-  readonly url: string;
-  /** `password` or `user:password`. */
-  readonly auth: string;
-  readonly sentinelAuth: string;
-  readonly tls: TlsFiles | undefined;
-  /** Bound on connecting and on every round trip. */
-  readonly timeoutMs: number;
-}
+import type { RedisEndpointOptions } from "./redis-deployment.js";
 
 /** A connection to a Redis Cluster (ioredis keeps the slot map and follows redirections). */
-export type RedisConnection = Cluster;
+export type ClusterConnection = Cluster;
 
 /** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
 const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
@@ -48,7 +36,7 @@ function nodeOptions(options: RedisEndpointOptions, retry: RedisOptions["retrySt
 export function createClusterConnection(
   options: RedisEndpointOptions,
   { reconnect = true } = {},
-): RedisConnection {
+): ClusterConnection {
   const topology = parseRedisTopology("cluster", options.socketType, options.url);
   if (topology.type !== "cluster") throw new Error("not a cluster");
   const retry = reconnect ? reconnectDelayMs : () => null;

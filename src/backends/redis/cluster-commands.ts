@@ -2,24 +2,24 @@ import calculateSlot from "cluster-key-slot";
 import type { ChainableCommander } from "ioredis";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
-import { clusterReasonOf, type RedisConnection } from "./redis-endpoint.js";
+import { type ClusterConnection, clusterReasonOf } from "./cluster-connection.js";
 
-/** How to run one batch of counter commands on one connection. */
+/** How to run one batch of counter commands on one cluster client. */
 export interface CommandRunOptions {
   /** `redis <masked url>`, for the log's error messages. */
   readonly where: string;
   readonly timeoutMs: number;
-  /** Cluster only: slot groups run at once (1 = one after another). */
+  /** Slot groups run at once (1 = one after another). */
   readonly clusterParallelism: number;
 }
 
 /**
  * `INCRBY key hits` + `EXPIRE key ttl` for every increment, as the reference sends them, and the counters
- * after. Single and sentinel deployments get one pipeline (one write, one round trip); a cluster gets one
- * pipeline per hash slot, run with bounded parallelism.
+ * after: one pipeline per hash slot, run with bounded parallelism (single and sentinel deployments use
+ * resp-commands.ts instead).
  */
 export function incrementCounters(
-  connection: RedisConnection,
+  connection: ClusterConnection,
   increments: readonly CounterIncrement[],
   options: CommandRunOptions,
 ): Promise<number[]> {
@@ -36,7 +36,7 @@ export function incrementCounters(
 
 /** `GET` for every key (absent = 0), for STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
 export function readCounters(
-  connection: RedisConnection,
+  connection: ClusterConnection,
   increments: readonly CounterIncrement[],
   options: CommandRunOptions,
 ): Promise<number[]> {
@@ -54,7 +54,7 @@ export function readCounters(
 type Append = (pipeline: ChainableCommander, increment: CounterIncrement) => void;
 
 async function runGrouped(
-  connection: RedisConnection,
+  connection: ClusterConnection,
   increments: readonly CounterIncrement[],
   options: CommandRunOptions,
   append: Append,
@@ -66,8 +66,7 @@ async function runGrouped(
     });
   }
   const values = new Array<number>(increments.length);
-  const groups =
-    "isCluster" in connection && connection.isCluster ? bySlot(increments) : [increments.map((_, i) => i)];
+  const groups = bySlot(increments);
   const runGroup = async (indexes: number[]) => {
     const pipeline = connection.pipeline();
     for (const i of indexes) append(pipeline, increments[i]!);
