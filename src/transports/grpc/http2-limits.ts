@@ -1,10 +1,4 @@
-import {
-  constants,
-  type Http2Session,
-  type IncomingHttpHeaders,
-  type ServerHttp2Stream,
-  type Settings,
-} from "node:http2";
+import { constants, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import { encodeGrpcMessage } from "./grpc-status.js";
 
@@ -18,8 +12,8 @@ export interface Http2Limits {
   readonly maxIdleMs: number;
 }
 
-/** The server's SETTINGS for `limits` (nghttp2 refuses streams beyond the advertised maximum). */
-export function http2Settings(limits: Http2Limits): Settings {
+/** The server's HTTP/2 SETTINGS for `limits` (nghttp2 refuses streams beyond the advertised maximum). */
+export function http2Settings(limits: Http2Limits): { maxConcurrentStreams?: number } {
   return limits.maxConcurrentStreams > 0 ? { maxConcurrentStreams: limits.maxConcurrentStreams } : {};
 }
 
