@@ -21,7 +21,7 @@ export interface LocalCacheCounts {
  * The local over-limit cache (`LOCAL_CACHE_SIZE_IN_BYTES`): remembers cache keys known to be over their
  * limit until their window ends, so those requests skip the backend. Bounded by bytes (keys are charged
  * their UTF-16 size plus overhead); an entry larger than 1/1024 of the cache is not stored, as freecache.
- * Keyed on cache key + limit (decision 5).
+ * Keyed on cache key + limit (see `OverLimitCache`; test/unit/engine/local-cache-over-limit.test.ts).
  */
 export class LocalOverLimitCache implements OverLimitCache {
   readonly #cache: LRUCache<string, true>;

@@ -143,9 +143,10 @@ export class DecisionEngine {
   }
 
   /**
-   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT (spec §3.9.4): when any key is over its limit — known from the
-   * local cache, or from `current` counter values read first — only the over keys count their hits and
-   * every other key is incremented by 0. `current` is undefined when a local-cache hit decided it.
+   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: when any key is over its limit — known from the local cache,
+   * or from `current` counter values read first — only the over keys count their hits and every other key
+   * is incremented by 0. `current` is undefined when a local-cache hit decided it
+   * (test/unit/engine/decision-stop-increment.test.ts).
    */
   suppressIncrementsWhenOverLimit(plan: DecisionPlan, current: ArrayLike<number> | undefined): void {
     const over = plan.increments.map(
@@ -157,7 +158,7 @@ export class DecisionEngine {
     });
   }
 
-  /** GetLimit for every descriptor, then `replaces` and `unlimited` (spec §3.7 steps 1–4). */
+  /** GetLimit for every descriptor, then `replaces` and `unlimited` (the reference's order). */
   #resolveLimits(rules: RuleSet, request: DecisionRequest): ResolvedLimits {
     const { stats, debug } = this.#options;
     const root = rules.domains.get(request.domain);
@@ -258,7 +259,10 @@ export class DecisionEngine {
     return { request, active, unlimited: resolved.unlimited, increments, incrementLimits, anyLocalCacheHit };
   }
 
-  /** Unlimited statuses, quota accounting, overall code, headers, global shadow, metadata (spec §3.7). */
+  /**
+   * Unlimited statuses, quota accounting, overall code, headers, global shadow, metadata, in the reference's
+   * order.
+   */
   #aggregate(plan: DecisionPlan, statuses: DescriptorStatus[], nowSeconds: number): Decision {
     const options = this.#options;
     let failedRate = 0;

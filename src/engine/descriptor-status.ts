@@ -4,7 +4,8 @@ import type { RateLimitRule, RuleStats } from "./rule-set.js";
 
 /**
  * Status and stats of one descriptor from its counter (reference `GetResponseDescriptorStatus`).
- * `after` is the counter after adding `hits`; the formulas are the reference's, row for row (spec §3.12).
+ * `after` is the counter after adding `hits`; the formulas are the reference's, row for row
+ * (test/unit/engine/status-formulas.test.ts).
  * A per-rule shadow mode rewrites OVER_LIMIT to OK and counts `shadow_mode`.
  */
 export function statusFromCounter(

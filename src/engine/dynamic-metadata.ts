@@ -5,9 +5,9 @@ import { unitName } from "./units.js";
 const OVERRIDE_UNIT_NAMES = ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR"];
 
 /**
- * `dynamic_metadata` (spec §3.15): the domain, each descriptor's entries (`k=v`), override (as Go's text
- * format of the message) and own hits_addend, the request hits_addend when non-zero, and the merged rule
- * `metadata` of the descriptors that passed.
+ * `dynamic_metadata`: the domain, each descriptor's entries (`k=v`), override (as Go's text format of the
+ * message) and own hits_addend, the request hits_addend when non-zero, and the merged rule `metadata` of
+ * the descriptors that passed (test/unit/engine/metadata-dynamic.test.ts).
  */
 export function dynamicMetadataFor(
   request: DecisionRequest,

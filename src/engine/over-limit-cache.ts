@@ -1,6 +1,7 @@
 /**
  * The local over-limit cache as the engine sees it. Entries are keyed on cache key *and* limit, so a
- * request carrying a higher override for the same descriptor is not blocked by a lower one (decision 5).
+ * request carrying a higher override for the same descriptor is not blocked by a lower one
+ * (test/unit/engine/local-cache-over-limit.test.ts).
  */
 export interface OverLimitCache {
   isOverLimit(cacheKey: string, requestsPerUnit: number): boolean;

@@ -12,9 +12,9 @@ export interface HeaderNames {
 const UINT32_MAX = 4294967295;
 
 /**
- * `RateLimit-Limit/Remaining/Reset` for the most restrictive descriptor (spec §3.14): the status with the
- * lowest remaining (ties keep the earlier), except that any non-quota OVER_LIMIT status wins outright
- * (the last one). No headers when no status carries a limit.
+ * `RateLimit-Limit/Remaining/Reset` for the most restrictive descriptor: the status with the lowest
+ * remaining (ties keep the earlier), except that any non-quota OVER_LIMIT status wins outright (the last
+ * one). No headers when no status carries a limit (test/unit/engine/headers-response.test.ts).
  */
 export function responseHeadersFor(
   statuses: readonly DescriptorStatus[],

@@ -20,7 +20,7 @@ export interface RuleStats {
 
 /** Where the engine gets counters for keys that only requests reveal (overrides, detailed_metric, …). */
 export interface EngineStats {
-  /** Stats for a request-derived key; implementations bound how many such keys exist (decision 4). */
+  /** Stats for a request-derived key; implementations bound how many exist (STATS_MAX_DYNAMIC_KEYS). */
   ruleStats(key: string): RuleStats;
   /** `ratelimit.service.rate_limit.<domain>.domain_not_found`. */
   domainNotFound(domain: string): Counter;

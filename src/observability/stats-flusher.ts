@@ -3,8 +3,8 @@ import type { StatsRegistry } from "./stats-registry.js";
 import type { StatsSink } from "./stats-sink.js";
 
 /**
- * Drains the registry into every sink each STATS_FLUSH_INTERVAL (several sinks at once are allowed,
- * decision 7). With no sink, counters still accumulate for `/stats`.
+ * Drains the registry into every sink each STATS_FLUSH_INTERVAL (several sinks at once are allowed:
+ * README "Metrics: Prometheus and DogStatsD"). With no sink, counters still accumulate for `/stats`.
  */
 export class StatsFlusher {
   #timer: NodeJS.Timeout | undefined;

@@ -2,8 +2,8 @@
 export type HealthComponent = "backend" | "config" | "sigterm";
 
 /**
- * Overall health = every registered component healthy (spec §3.3). Mirrored to `/healthcheck` and to the
- * gRPC health service `ratelimit`.
+ * Overall health = every registered component healthy (README "Endpoints"). Mirrored to `/healthcheck`
+ * and to the gRPC health service `ratelimit`.
  */
 export class HealthChecker {
   readonly #components = new Map<HealthComponent, boolean>();

@@ -5,7 +5,10 @@ import type { StoreThrottledLog } from "../store-context.js";
 import type { MemcachedConnection } from "./memcached-connection.js";
 import { exptimeFor } from "./memcached-key.js";
 
-/** `ratelimit.memcache.*` (spec §3.10), counted as the reference's stats-collecting client counts them. */
+/**
+ * `ratelimit.memcache.*` (README "Memcached backend"), counted as the reference's stats-collecting client
+ * counts them.
+ */
 export interface MemcacheStats {
   readonly multigetSuccess: Counter;
   readonly multigetError: Counter;

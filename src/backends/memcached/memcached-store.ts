@@ -99,7 +99,8 @@ export class MemcachedStore implements CounterStore {
 
   /**
    * Resolves the nodes, then waits (retrying with backoff) until one of them answers; healthy from then on
-   * (decision 3). With MEMCACHE_SRV_REFRESH, the SRV name is looked up again periodically.
+   * (the generic `backend` health component). With MEMCACHE_SRV_REFRESH, the SRV name is looked up again
+   * periodically.
    */
   async start(): Promise<void> {
     const { servers, startup, log } = this.#options;
@@ -194,7 +195,7 @@ export class MemcachedStore implements CounterStore {
     for (const { key } of increments) {
       const problem = memcachedKeyProblem(key);
       // Refused before anything is sent. (The reference's multi-get fails with ErrMalformedKey and it
-      // answers as if every counter were 0; decision 2 asks for a clear error instead.)
+      // answers as if every counter were 0; malformed input gets a clear INVALID_ARGUMENT instead.)
       if (problem !== undefined) throw new InvalidArgumentError(problem);
     }
     const keys = increments.map((i) => i.key);

@@ -84,7 +84,7 @@ export class ClusterConnectionPool implements RedisDeployment {
 
   /**
    * Refuses work beyond MAX_IN_FLIGHT requests: a Redis that is connected but not answering would otherwise
-   * let waiting commands pile up until REDIS_TIMEOUT frees them (decision 6: in-flight work is bounded).
+   * let waiting commands pile up until REDIS_TIMEOUT frees them (in-flight work is bounded).
    */
   async #bounded(work: () => Promise<number[]>): Promise<number[]> {
     if (this.#inFlight >= MAX_IN_FLIGHT) {

@@ -4,7 +4,7 @@ import type { StoreGauge, StoreLog, StoreThrottledLog } from "../store-context.j
 import type { TlsFiles } from "../tls-files.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
 
-/** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*` (spec §3.9.3). */
+/** `ratelimit.redis_pool.*` / `ratelimit.redis_per_second_pool.*`, the reference's connection-pool stats. */
 export interface RedisPoolStats {
   /** Connections established (reconnections included). */
   readonly cxTotal: Counter;
@@ -46,7 +46,7 @@ export interface RedisPoolOptions {
   readonly throttledLog: StoreThrottledLog;
 }
 
-/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (decision 6). */
+/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (README "Redis"). */
 export const MAX_IN_FLIGHT = 10_000;
 
 /**

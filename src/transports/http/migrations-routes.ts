@@ -37,7 +37,7 @@ export function migrationsNamespace(hookPrefix: string): string {
 }
 
 /**
- * The migrations REST API (spec migrations.md) under `/{namespace}/migrations/v1`. Every route needs a
+ * The migrations REST API (README "Migrations API") under `/{namespace}/migrations/v1`. Every route needs a
  * user holding `manage_options`; every error is `{"code", "success": false, "message"}`, mapped here.
  */
 export function migrationsRoutes(options: MigrationsRoutesOptions): HttpRoute {

@@ -25,9 +25,9 @@ export interface UsersRoutesOptions {
 type Body = Record<string, unknown>;
 
 /**
- * The users REST API (spec users.md): `PUT|GET {base}/users`, `GET|PATCH|DELETE {base}/users/{id}`, JSON in
- * and out, errors as `{"error": "<text>"}` with the case study's exact texts. Errors become statuses here
- * and nowhere else.
+ * The users REST API (README "Users API"): `PUT|GET {base}/users`, `GET|PATCH|DELETE {base}/users/{id}`,
+ * JSON in and out, errors as `{"error": "<text>"}` with the texts the README lists. Errors become statuses
+ * here and nowhere else.
  */
 export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
   const collection = `${options.basePath}/users`;
