@@ -1,7 +1,7 @@
-import type { CounterStore } from "../engine/counter-store.js";
 import { createCounterStore } from "../backends/create-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
+import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine } from "../engine/decision-engine.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
@@ -46,7 +46,8 @@ export class RateLimitSide {
       settings.localCacheSizeInBytes > 0
         ? localCacheWithGauges(settings.localCacheSizeInBytes, stats)
         : undefined;
-    this.#store = options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
+    this.#store =
+      options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
     this.service = new RateLimitService({
       engine: decisionEngine(settings, observability, localCache, this.requestLimits),
       // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
