@@ -28,11 +28,17 @@ export interface Settings extends TableSettings {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The other accepted spellings of a variable: `KVSTORE_*` for `REDIS_*`, `ALTCACHE_*` for `MEMCACHE_*` (README, Settings). */
+/**
+ * The other accepted spellings of a variable: `KVSTORE_*` for `REDIS_*`, `ALTCACHE_*` for `MEMCACHE_*`,
+ * `GRPC_SERVER_TLS_CA_CERT` for `GRPC_CLIENT_TLS_CACERT` (README, Settings).
+ */
 export function aliasesOf(env: string): string[] {
   if (env.startsWith("REDIS_")) return [`KVSTORE_${env.slice("REDIS_".length)}`];
   if (env.startsWith("MEMCACHE_")) return [`ALTCACHE_${env.slice("MEMCACHE_".length)}`];
   if (env === "LOCAL_CACHE_SIZE_IN_BYTES") return ["LocalCacheSizeInBytes"];
+  // Envoy Gateway sets GRPC_SERVER_TLS_CA_CERT for the CA of the client certificates its Envoys present
+  // (the reference reads only GRPC_CLIENT_TLS_CACERT); README, "Use with Envoy Gateway".
+  if (env === "GRPC_CLIENT_TLS_CACERT") return ["GRPC_SERVER_TLS_CA_CERT"];
   return [];
 }
 

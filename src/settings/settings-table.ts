@@ -65,7 +65,11 @@ export const SETTINGS_TABLE = {
   grpcServerUseTls: bool("GRPC_SERVER_USE_TLS", false, "serve gRPC over TLS"),
   grpcServerTlsCert: str("GRPC_SERVER_TLS_CERT", "", "server certificate chain file (hot-reloaded)"),
   grpcServerTlsKey: str("GRPC_SERVER_TLS_KEY", "", "server private key file (hot-reloaded)"),
-  grpcClientTlsCacert: str("GRPC_CLIENT_TLS_CACERT", "", "client CA file: enables mTLS"),
+  grpcClientTlsCacert: str(
+    "GRPC_CLIENT_TLS_CACERT",
+    "",
+    "client CA file: enables mTLS (also read as GRPC_SERVER_TLS_CA_CERT, Envoy Gateway's name)",
+  ),
   grpcClientTlsSan: str("GRPC_CLIENT_TLS_SAN", "", "DNS name the client certificate must carry"),
   logLevel: oneOf(
     "LOG_LEVEL",
@@ -280,6 +284,11 @@ export const SETTINGS_TABLE = {
   ),
   redisPoolOnEmptyBehavior: oneOf("REDIS_POOL_ON_EMPTY_BEHAVIOR", "WAIT", ["WAIT"] as const, "only WAIT"),
   redisTimeoutMs: durationMs("REDIS_TIMEOUT", "10s", "bound on connecting and on every command"),
+  redisCloseConnectionOnReadonlyError: bool(
+    "REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR",
+    false,
+    "accepted (envoyproxy/ratelimit PR #1191); a READONLY reply always drops the connection",
+  ),
   redisSentinelAuth: str("REDIS_SENTINEL_AUTH", "", "sentinel password or user:password", { secret: true }),
   redisHealthCheckActiveConnection: bool(
     "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION",

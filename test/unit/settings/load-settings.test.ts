@@ -186,6 +186,7 @@ t.test("alias spellings are read when the canonical one is unset", (t) => {
     ALTCACHE_HOST_PORT: "m1:11211,m2:11211",
     ALTCACHE_MAX_IDLE_CONNS: "7",
     LocalCacheSizeInBytes: "1048576",
+    GRPC_SERVER_TLS_CA_CERT: "/certs/ca.crt",
   });
   t.equal(s.redisUrl, "redis:6379");
   t.equal(s.redisPerSecondUrl, "redis-ps:6379");
@@ -195,6 +196,7 @@ t.test("alias spellings are read when the canonical one is unset", (t) => {
   t.strictSame(s.memcacheHostPort, ["m1:11211", "m2:11211"]);
   t.equal(s.memcacheMaxIdleConns, 7);
   t.equal(s.localCacheSizeInBytes, 1_048_576);
+  t.equal(s.grpcClientTlsCacert, "/certs/ca.crt", "Envoy Gateway's name for the client CA");
   t.strictSame(aliasesOf("REDIS_URL"), ["KVSTORE_URL"]);
   t.strictSame(aliasesOf("MEMCACHE_SRV"), ["ALTCACHE_SRV"]);
   t.strictSame(aliasesOf("LOCAL_CACHE_SIZE_IN_BYTES"), ["LocalCacheSizeInBytes"]);
@@ -220,6 +222,10 @@ t.test("alias and canonical both set", (t) => {
     [
       { LOCAL_CACHE_SIZE_IN_BYTES: "1024", LocalCacheSizeInBytes: "2048" },
       "LocalCacheSizeInBytes and LOCAL_CACHE_SIZE_IN_BYTES are both set, to different values: set only one",
+    ],
+    [
+      { GRPC_CLIENT_TLS_CACERT: "/a/ca.crt", GRPC_SERVER_TLS_CA_CERT: "/b/ca.crt" },
+      "GRPC_SERVER_TLS_CA_CERT and GRPC_CLIENT_TLS_CACERT are both set, to different values: set only one",
     ],
   ];
   for (const [env, line] of conflicts)

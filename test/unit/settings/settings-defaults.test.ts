@@ -100,6 +100,7 @@ const REDIS: Row[] = [
   ["REDIS_CLUSTER_PIPELINE_PARALLELISM", "redisClusterPipelineParallelism", 1],
   ["REDIS_POOL_ON_EMPTY_BEHAVIOR", "redisPoolOnEmptyBehavior", "WAIT"],
   ["REDIS_TIMEOUT", "redisTimeoutMs", 10_000],
+  ["REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR", "redisCloseConnectionOnReadonlyError", false],
   ["REDIS_HEALTH_CHECK_ACTIVE_CONNECTION", "redisHealthCheckActiveConnection", false],
   ["REDIS_STARTUP_INITIAL_INTERVAL", "redisStartupInitialIntervalMs", 1000],
   ["REDIS_STARTUP_MAX_INTERVAL", "redisStartupMaxIntervalMs", 30_000],
