@@ -57,6 +57,10 @@ export interface DaemonSpawnOptions {
   readonly cwd?: string;
   /** The settings `env` goes on top of; default {@link BASE_ENV}. */
   readonly baseEnv?: Readonly<Record<string, string>>;
+  /** Script Node runs (a symlink such as the image's `/bin/ratelimit`); default `dist/cmd/ratelimitd.js`. */
+  readonly entry?: string;
+  /** Command-line arguments after the script; default none. */
+  readonly args?: readonly string[];
 }
 
 /**
@@ -69,7 +73,7 @@ export function startDaemon(
   options: DaemonSpawnOptions = {},
 ): Promise<DaemonProcess> {
   const child = track(
-    spawn(process.execPath, [distEntry("ratelimitd")], {
+    spawn(process.execPath, [options.entry ?? distEntry("ratelimitd"), ...(options.args ?? [])], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH ?? "", ...(options.baseEnv ?? BASE_ENV), ...env },
       stdio: ["ignore", "ignore", "pipe"],
