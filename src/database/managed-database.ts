@@ -5,6 +5,10 @@ import { openDatabase } from "./open-database.js";
 import { applySchemaSteps, type SchemaStep } from "./schema-steps.js";
 import type { SqlDatabase, SqlExecutor, SqlResult, SqlValue } from "./sql-database.js";
 
+/** SQLite failures that come from the file's place, not from a passing condition. */
+const UNUSABLE_FILE =
+  /\b(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOENT)\b|unable to open database file|readonly database|read-only file system/i;
+
 /** Options of {@link ManagedDatabase}. */
 export interface ManagedDatabaseOptions {
   readonly location: DatabaseLocation;
@@ -18,7 +22,8 @@ export interface ManagedDatabaseOptions {
 
 /**
  * The daemon's users/migrations database: opened and brought to the current schema at start-up, retried
- * in the background while that fails. Until it is ready every call fails at once with a
+ * in the background while that fails — except a SQLite file that cannot be written where it is, which is
+ * reported once and left off. Until it is ready every call fails at once with a
  * {@link DatabaseError} (clients get `500 server error`); the rate-limit service never waits for it.
  */
 export class ManagedDatabase implements SqlDatabase {
@@ -93,6 +98,14 @@ export class ManagedDatabase implements SqlDatabase {
         await db?.close().catch(() => undefined);
         this.#lastError = messageOf(error);
         if (this.#stopped) return false;
+        if (location.kind === "sqlite" && UNUSABLE_FILE.test(this.#lastError)) {
+          // No retry would help (a read-only root file system, a directory the user cannot write): say
+          // once what to change; rate limiting goes on without the users and migrations APIs.
+          logger.warn(
+            `database ${where} cannot be used, the users and migrations APIs are off: ${this.#lastError}; set DATABASE_URL to a writable sqlite: file (README, Container image) or to postgres://`,
+          );
+          return false;
+        }
         logger.error(`database ${where} unavailable, retrying in ${delayMs} ms: ${this.#lastError}`);
         this.#timer = setTimeout(
           () => void this.#connect(Math.min(delayMs * 2, retry?.maxMs ?? 30_000)),
