@@ -6,12 +6,14 @@
 # mount config/ratelimit, which holds only config/*.yaml, not config/ (config/local.env is no rule file). The
 # README's "Container image" section has the same line; test/e2e/container-run-line.test.ts runs its layout.
 # Build and runtime stages share one Debian release, so the native addon compiled in the first (better-sqlite3,
-# linked against glibc) loads in the last.
+# linked against glibc) loads in the last. Node 26 is the Active LTS line (Node 20 reached end of life in
+# April 2026). Envoy Gateway and Istio run the image as `/bin/ratelimit`: README, "Use with Envoy Gateway" and
+# "Use with Istio"; test/e2e/container-image.test.ts checks this file line by line.
 
-# Dependencies: every package with install scripts off (package.json's "allowScripts" is honoured by npm 11
-# only; Node 20's npm 10 would run them all), then better-sqlite3's own install: a prebuilt binary when one
-# can be fetched, else node-gyp compiles it, which needs python3, make and g++.
-FROM node:20-bookworm-slim AS deps
+# Dependencies: every package with install scripts off (--ignore-scripts, whatever npm the base image bundles;
+# package.json's "allowScripts" says the same to an npm that reads it), then better-sqlite3's own install: a
+# prebuilt binary when one can be fetched, else node-gyp compiles it, which needs python3, make and g++.
+FROM node:26-bookworm-slim AS deps
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -36,18 +38,29 @@ RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
       build/Release/sqlite3.a build/Release/test_extension.node \
  && node -e "new (require('better-sqlite3'))(':memory:').close()"
 
-# Runtime: Node and the app, run as the image's unprivileged `node` user (uid 1000).
-FROM node:20-bookworm-slim
+# Runtime: Node and the app. The reference's binary names are symlinks to the compiled entry points (each
+# starts with `#!/usr/bin/env node`; `npm run build` made them executable): /bin/ratelimit is the daemon
+# that ignores command-line arguments with one warning, as the reference's binary does (Envoy AI Gateway
+# passes some), /bin/ratelimit_client and /bin/ratelimit_config_check are the CLI tools.
+FROM node:26-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# The users API's default SQLite database (DATABASE_URL=sqlite:./data/ratelimitd.db) must be writable.
-RUN mkdir data && chown node:node data
-USER node
+RUN ln -s /app/dist/cmd/ratelimit-compat.js /bin/ratelimit \
+ && ln -s /app/dist/cmd/ratelimit-client.js /bin/ratelimit_client \
+ && ln -s /app/dist/cmd/ratelimit-config-check.js /bin/ratelimit_config_check \
+ && mkdir data && chmod 1777 data
+# The users API's default SQLite database (DATABASE_URL=sqlite:./data/ratelimitd.db) goes in /app/data,
+# writable by any UID (sticky, like /tmp). With a read-only root file system nothing is: the daemon then
+# warns once and runs without the users and migrations APIs; mount an emptyDir there to have them.
+# Nobody, as Envoy Gateway runs it (UID/GID 65534); any other non-root UID works as well.
+USER 65534:65534
 # HTTP (/json, /healthcheck), gRPC (Envoy, Connect, gRPC-Web), debug (/rlconfig, /stats, /metrics).
 EXPOSE 8080 8081 6070
+# GETs /healthcheck where the HTTP listener is (HOST and PORT; a wildcard HOST is reached on loopback), with
+# Node itself: the image has no curl.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "require('node:http').get('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthcheck', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+  CMD ["node", "-e", "const h = process.env.HOST || '0.0.0.0'; const host = h === '0.0.0.0' ? '127.0.0.1' : h === '::' ? '::1' : h.replace(/^\\[|\\]$/g, ''); require('node:http').get({ host, port: process.env.PORT || 8080, path: '/healthcheck', timeout: 2000 }, (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1)).on('timeout', () => process.exit(1))"]
 ENTRYPOINT ["node", "dist/cmd/ratelimitd.js"]

@@ -61,6 +61,8 @@ export interface DaemonSpawnOptions {
   readonly entry?: string;
   /** Command-line arguments after the script; default none. */
   readonly args?: readonly string[];
+  /** Run as this user and group (the test must run as root to switch); default the test's own. */
+  readonly user?: { readonly uid: number; readonly gid: number };
 }
 
 /**
@@ -75,6 +77,7 @@ export function startDaemon(
   const child = track(
     spawn(process.execPath, [options.entry ?? distEntry("ratelimitd"), ...(options.args ?? [])], {
       cwd: options.cwd,
+      ...options.user,
       env: { PATH: process.env.PATH ?? "", ...(options.baseEnv ?? BASE_ENV), ...env },
       stdio: ["ignore", "ignore", "pipe"],
     }),
