@@ -48,7 +48,7 @@ WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-RUN ln -s /app/dist/cmd/ratelimit-compat.js /bin/ratelimit \
+RUN ln -s /app/dist/cmd/ratelimit.js /bin/ratelimit \
  && ln -s /app/dist/cmd/ratelimit-client.js /bin/ratelimit_client \
  && ln -s /app/dist/cmd/ratelimit-config-check.js /bin/ratelimit_config_check \
  && mkdir data && chmod 1777 data

@@ -53,7 +53,7 @@ t.test("every stage on the current Node LTS, one Debian release", async (t) => {
 
 t.test("the reference's binary names are the compiled entry points", async (t) => {
   t.strictSame(links, {
-    "/bin/ratelimit": "/app/dist/cmd/ratelimit-compat.js",
+    "/bin/ratelimit": "/app/dist/cmd/ratelimit.js",
     "/bin/ratelimit_client": "/app/dist/cmd/ratelimit-client.js",
     "/bin/ratelimit_config_check": "/app/dist/cmd/ratelimit-config-check.js",
   });

@@ -1,5 +1,5 @@
 // The image runs where Envoy Gateway deploys envoyproxy/ratelimit (README, "Use with Envoy Gateway"): the
-// daemon is started through the image's `/bin/ratelimit` (a symlink to the compiled compat entry, with the
+// daemon is started through the image's `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`, with the
 // extra arguments Envoy AI Gateway passes), in the environment Envoy Gateway's
 // internal/infrastructure/kubernetes/ratelimit/resource.go gives it — only file paths and ports are moved
 // to the test's own. Rules come from an xDS control plane over mTLS both ways, Envoy's calls arrive over
@@ -83,7 +83,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
     // The image's /bin/ratelimit, and its working directory (the default SQLite file goes under it).
     mkdirSync(join(dir, "bin"));
     mkdirSync(join(dir, "app"));
-    symlinkSync(distEntry("ratelimit-compat"), join(dir, "bin", "ratelimit"));
+    symlinkSync(distEntry("ratelimit"), join(dir, "bin", "ratelimit"));
     const redis = await startRedis(t);
 
     const controlPlane = new RulesManagementServer();

@@ -1,5 +1,5 @@
 // The image runs where Istio's samples/ratelimit/rate-limit-service.yaml runs envoyproxy/ratelimit (README,
-// "Use with Istio"): `/bin/ratelimit` (a symlink to the compiled compat entry) with the sample's settings —
+// "Use with Istio"): `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`) with the sample's settings —
 // rules from a ConfigMap mounted at /data/ratelimit/config (here a temporary directory laid out as the
 // kubelet writes one, `..data` links included), Redis over TCP, no statsd, and every listener on `::`,
 // reached over both IPv4 and IPv6.
@@ -50,7 +50,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     writeConfigMap(configDir, "2026_11_25_10_00_00.000000001", { "config.yaml": CONFIG_YAML });
     mkdirSync(join(dir, "bin"));
     mkdirSync(join(dir, "app"));
-    symlinkSync(distEntry("ratelimit-compat"), join(dir, "bin", "ratelimit"));
+    symlinkSync(distEntry("ratelimit"), join(dir, "bin", "ratelimit"));
     const redis = await startRedis(t);
 
     const daemon = await startDaemon(
