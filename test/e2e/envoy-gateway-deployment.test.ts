@@ -3,10 +3,10 @@
 // extra arguments Envoy AI Gateway passes), in the environment Envoy Gateway's
 // internal/infrastructure/kubernetes/ratelimit/resource.go gives it — only file paths and ports are moved
 // to the test's own. Rules come from an xDS control plane over mTLS both ways, Envoy's calls arrive over
-// mTLS, counters live in the test's own redis-server, and Prometheus is scraped on PROMETHEUS_ADDR with
-// Envoy Gateway's statsd-exporter mapping (test/fixtures/envoy-gateway/statsd-exporter-mapping.yaml, a
-// verbatim copy of envoyproxy/gateway's internal/infrastructure/kubernetes/ratelimit/statsd_conf.yaml at
-// commit d32f28294245e454d20f81d323d626a90e660c1e, Apache-2.0).
+// mTLS, counters live in the test's own redis-server, and Prometheus is scraped on PROMETHEUS_ADDR through a
+// statsd-exporter mapping file (test/fixtures/envoy-gateway/gateway-dashboard-mapping.yaml, written for this
+// test) that yields the series Envoy Gateway's dashboards query, with the mapping features Envoy Gateway's
+// own file uses.
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,7 +30,7 @@ import { stayInsideWindow } from "../helpers/window-guard.js";
 import { eventually } from "../helpers/xds-fixtures.js";
 
 const MAPPING = fileURLToPath(
-  new URL("../fixtures/envoy-gateway/statsd-exporter-mapping.yaml", import.meta.url),
+  new URL("../fixtures/envoy-gateway/gateway-dashboard-mapping.yaml", import.meta.url),
 );
 const HOUR = 4;
 
