@@ -1,4 +1,5 @@
-// The command-line tools (spec §3.19, §3.20): output, -json, exit codes.
+// The command-line tools (the reference's src/client_cmd/main.go and src/config_check_cmd/main.go): output,
+// -json, exit codes.
 import { join } from "node:path";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";

@@ -1,7 +1,7 @@
-// GRPC_MAX_CONNECTION_AGE and _GRACE (spec §2.1, grpc-go keepalive): an HTTP/2 connection gets GOAWAY once
-// it is older than the age (±10 % jitter); calls already started complete; whatever is still open after the
-// grace is closed; gRPC clients move to a new connection without failing a call (a call racing the GOAWAY is
-// refused unprocessed, and they retry it).
+// GRPC_MAX_CONNECTION_AGE and _GRACE (README, "Connection ageing"; grpc-go keepalive): an HTTP/2 connection
+// gets GOAWAY once it is older than the age (±10 % jitter); calls already started complete; whatever is still
+// open after the grace is closed; gRPC clients move to a new connection without failing a call (a call racing
+// the GOAWAY is refused unprocessed, and they retry it).
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as connectHttp2 } from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";

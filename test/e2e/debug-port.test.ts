@@ -1,5 +1,5 @@
-// The debug port (spec §3.4, decision 8): listing, /rlconfig, /stats, Node profiles; heap snapshots only
-// with DEBUG_HEAP_SNAPSHOT_ENABLED, one at a time (README "Endpoints").
+// The debug port (README, "Endpoints" and "Compatibility notes"): listing, /rlconfig, /stats, Node profiles;
+// heap snapshots only with DEBUG_HEAP_SNAPSHOT_ENABLED, one at a time (README "Endpoints").
 import { type IncomingMessage, request } from "node:http";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";

@@ -1,7 +1,7 @@
 /**
- * The end-to-end decision cases over gRPC, through a client generated from Envoy's own rls.proto (spec
- * §3.1; acceptance of issues 2 and 3): counting, unknown domains, unmatched descriptors, unlimited rules,
- * error codes and texts. Run once per backend: the answers must be identical.
+ * The end-to-end decision cases over gRPC, through a client generated from Envoy's own rls.proto: counting,
+ * unknown domains, unmatched descriptors, unlimited rules, error codes and texts. Run once per backend: the
+ * answers must be identical.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Test } from "tap";

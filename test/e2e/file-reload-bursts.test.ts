@@ -1,4 +1,4 @@
-// Hot reload under pressure (spec §3.16; issue 5): a burst of writes is coalesced into a bounded number of
+// Hot reload under pressure: a burst of writes is coalesced into a bounded number of
 // reloads (quiet 250 ms, at most 1 s after a burst's first event) with the final content active, and reloads
 // under a steady load of decisions fail no request and never show a half-built rule set.
 

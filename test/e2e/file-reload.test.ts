@@ -1,6 +1,6 @@
-// Hot reload of rule files (spec §3.16, §2.2; issue 5 "File mode"): both watch modes, an invalid change,
-// Kubernetes ConfigMap volumes. Acceptance: a change on disk is active within 2 s, an invalid one never is.
-// Bursts of writes and reloads under load: file-reload-bursts.test.ts.
+// Hot reload of rule files (the reference's src/provider/file_provider.go): both watch modes, an invalid
+// change, Kubernetes ConfigMap volumes. Acceptance: a change on disk is active within 2 s, an invalid one
+// never is. Bursts of writes and reloads under load: file-reload-bursts.test.ts.
 
 import { chmodSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The hand-framed gRPC path (issue 4): real clients, deadlines, framing errors, and thousands of
+// The hand-framed gRPC path: real clients, deadlines, framing errors, and thousands of
 // concurrent streams from h2load.
 import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";

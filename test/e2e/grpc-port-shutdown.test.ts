@@ -1,4 +1,4 @@
-// Stopping with clients connected to the gRPC port (spec §3.21): idle keep-alive connections, HTTP/1.1
+// Stopping with clients connected to the gRPC port: idle keep-alive connections, HTTP/1.1
 // (Connect, gRPC-Web) as well as HTTP/2, are closed at once instead of holding the exit up until their
 // keep-alive timeout (5 s in Node's HTTP/1.1 server).
 import { createClient } from "@connectrpc/connect";

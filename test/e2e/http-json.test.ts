@@ -1,4 +1,5 @@
-// The HTTP port exactly as spec §3.2: /json statuses, bodies and headers, /healthcheck, Go's 404.
+// The HTTP port exactly as the reference's src/server/server_impl.go serves it: /json statuses, bodies and
+// headers, /healthcheck, Go's 404.
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";

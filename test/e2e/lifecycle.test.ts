@@ -1,4 +1,4 @@
-// Start-up and shutdown (spec §1.3, §3.3, §3.21): graceful SIGTERM with requests in flight, invalid rules
+// Start-up and shutdown: graceful SIGTERM with requests in flight, invalid rules
 // and settings, health components, GRPC_UDS, log formats.
 
 import { readFileSync } from "node:fs";

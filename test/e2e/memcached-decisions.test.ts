@@ -1,4 +1,4 @@
-// Acceptance of issue 8 end to end: the daemon on BACKEND_TYPE=memcache gives the Redis backend's answers
+// BACKEND_TYPE=memcache end to end: the daemon on BACKEND_TYPE=memcache gives the Redis backend's answers
 // with the reference's keys, fails open (within its 100 ms timeout) while memcached is away, refuses keys
 // memcached cannot hold, and reports the reference's memcache stats.
 import t, { type Test } from "tap";

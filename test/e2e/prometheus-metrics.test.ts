@@ -1,6 +1,7 @@
-// Prometheus (spec §2.3, §3.13, decision 7): after a known sequence of decisions, /metrics — on the debug port
-// and on PROMETHEUS_ADDR/PROMETHEUS_PATH — parses as Prometheus text and holds the reference's metric names
-// and labels (its default statsd_exporter mapping) with exactly the counts the decisions produced.
+// Prometheus (README, "Metrics: Prometheus and DogStatsD"): after a known sequence of decisions, /metrics —
+// on the debug port and on PROMETHEUS_ADDR/PROMETHEUS_PATH — parses as Prometheus text and holds the
+// reference's metric names and labels (its default statsd_exporter mapping) with exactly the counts the
+// decisions produced.
 import t, { type Test } from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { envoyRlsClient } from "../helpers/envoy-rls-client.js";

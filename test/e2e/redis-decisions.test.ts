@@ -1,4 +1,4 @@
-// Acceptance of issue 3 end to end: the daemon on BACKEND_TYPE=redis gives the memory backend's answers with
+// BACKEND_TYPE=redis end to end: the daemon on BACKEND_TYPE=redis gives the memory backend's answers with
 // the reference's keys, one Redis round trip per request (none when the local cache answers), and survives
 // Redis going away.
 import t from "tap";

@@ -1,5 +1,6 @@
-// GRPC_CLIENT_TLS_SAN (spec §2.1): beyond coming from the client CA, the client certificate must name the
-// SAN (DNS subjectAltName, never the CN, as Go's x509) and allow client authentication.
+// GRPC_CLIENT_TLS_SAN (README, "TLS and mTLS on the gRPC port"): beyond coming from the client CA, the client
+// certificate must name the SAN (DNS subjectAltName, never the CN, as Go's x509) and allow client
+// authentication.
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import t from "tap";

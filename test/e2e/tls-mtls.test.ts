@@ -1,6 +1,6 @@
-// gRPC over TLS with client certificates (spec §2.1, issue 9): an Envoy-style mTLS client is served on the
-// fast path, Connect clients over HTTP/2 and HTTP/1.1 (ALPN) too, and anything without a certificate from
-// the client CA is refused at the handshake.
+// gRPC over TLS with client certificates (README, "TLS and mTLS on the gRPC port"): an Envoy-style mTLS
+// client is served on the fast path, Connect clients over HTTP/2 and HTTP/1.1 (ALPN) too, and anything
+// without a certificate from the client CA is refused at the handshake.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";

@@ -1,6 +1,6 @@
-// Hot reload of the gRPC server certificate (spec §2.1: GRPC_SERVER_TLS_CERT is hot-reloaded): replacing
-// the files changes the certificate new connections get, without a restart; established connections keep
-// working; a broken pair is logged and the current certificate stays.
+// Hot reload of the gRPC server certificate (GRPC_SERVER_TLS_CERT is hot-reloaded; README, "TLS and mTLS on
+// the gRPC port"): replacing the files changes the certificate new connections get, without a restart;
+// established connections keep working; a broken pair is logged and the current certificate stays.
 import { X509Certificate } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { type ClientHttp2Session, connect as connectHttp2 } from "node:http2";

@@ -1,5 +1,5 @@
 // The xDS rule source around the protocol: start-up with and without FORCE_START_WITHOUT_INITIAL_CONFIG,
-// health, TLS to the management server, the message size limit, and reloads under load (issue 5).
+// health, TLS to the management server, the message size limit, and reloads under load.
 import { spawn } from "node:child_process";
 import t from "tap";
 import { RulesManagementServer } from "../../src/xds-server/rules-management-server.js";

@@ -1,5 +1,6 @@
-// The xDS rule source's protocol (spec §4.2): subscription with node id, metadata and headers; ACK of
-// updates and removals; NACK with the reason, old rules kept; a management-server restart; merging.
+// The xDS rule source's protocol (go-control-plane's pkg/client/sotw/v3, as the reference uses it):
+// subscription with node id, metadata and headers; ACK of updates and removals; NACK with the reason, old
+// rules kept; a management-server restart; merging.
 import { create } from "@bufbuild/protobuf";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
 import t, { type Test } from "tap";

@@ -1,6 +1,7 @@
 /**
- * Helpers for the file-reload tests (spec §3.16): rule texts, a Kubernetes ConfigMap volume written the way
- * the kubelet writes it, and polling of the daemon's debug port for reload outcomes.
+ * Helpers for the file-reload tests (the reference's src/provider/file_provider.go): rule texts, a Kubernetes
+ * ConfigMap volume written the way the kubelet writes it, and polling of the daemon's debug port for reload
+ * outcomes.
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
-// ratelimitd-admin (spec migrations.md): migration runs, records and rollbacks, through the CLI alone and
-// against a running daemon on the same database; on a SQLite file and on PostgreSQL.
+// ratelimitd-admin (README, "`ratelimitd-admin`"): migration runs, records and rollbacks, through the CLI
+// alone and against a running daemon on the same database; on a SQLite file and on PostgreSQL.
 import t, { type Test } from "tap";
 import { FIXTURES, migrationsClient } from "../migrations/migrations-harness.js";
 import {

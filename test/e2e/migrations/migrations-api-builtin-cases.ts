@@ -1,5 +1,5 @@
-// The built-in migrations (src/migrations) on real user data: run and rolled back through the API (spec
-// migrations.md).
+// The built-in migrations (src/migrations) on real user data: run and rolled back through the API (README,
+// "Migrations API").
 import type { Test } from "tap";
 import type { MigrationsApiContext } from "./migrations-api-context.js";
 

@@ -1,5 +1,5 @@
-// The migrations API's routes, statuses, bodies and scheduler behaviour (spec migrations.md), run in order
-// against a fresh daemon on each database.
+// The migrations API's routes, statuses, bodies and scheduler behaviour (README, "Migrations API"), run in
+// order against a fresh daemon on each database.
 import type { Test } from "tap";
 import type { SqlDatabase } from "../../../src/database/sql-database.js";
 import { authenticationCases } from "./migrations-api-auth-cases.js";

@@ -1,6 +1,6 @@
 // Executions of the test migrations: scheduling, progress through the executions list, ranges of
-// batches, rollbacks manual and automatic, retries, and one active execution per migration (spec
-// migrations.md).
+// batches, rollbacks manual and automatic, retries, and one active execution per migration (README,
+// "Migrations API").
 import type { Test } from "tap";
 import { ISO, type MigrationsApiContext } from "./migrations-api-context.js";
 import { runsOf } from "./migrations-harness.js";

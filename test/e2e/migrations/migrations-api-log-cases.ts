@@ -1,5 +1,5 @@
-// The logs of an execution: both paths, type filters, search, order, paging and their validation (spec
-// migrations.md).
+// The logs of an execution: both paths, type filters, search, order, paging and their validation (README,
+// "Migrations API").
 import type { Test } from "tap";
 import { ISO, type MigrationsApiContext } from "./migrations-api-context.js";
 

@@ -1,6 +1,6 @@
-// BACKEND_TYPE=memcache beyond the contract, on real memcached processes (spec §2.7, §3.10): sharding over
-// several nodes as gomemcache shards, the reference's commands and stats, refused keys, failing open when a
-// node dies or hangs, and expiry times past 30 days.
+// BACKEND_TYPE=memcache beyond the contract, on real memcached processes (README, "Memcached backend"):
+// sharding over several nodes as gomemcache shards, the reference's commands and stats, refused keys, failing
+// open when a node dies or hangs, and expiry times past 30 days.
 import t from "tap";
 import { MemcachedStore } from "../../../src/backends/memcached/memcached-store.js";
 import type { SettingsError } from "../../../src/errors.js";
@@ -339,7 +339,7 @@ if (requireBinaries(t, ["memcached"])) {
     t.equal(healthy, false);
     const server = await startMemcached(t, { port });
     await starting;
-    t.equal(healthy, true, "healthy once connected (decision 3)");
+    t.equal(healthy, true, "healthy once connected (README, Compatibility notes)");
     t.strictSame(await store.increment([inc("after_start", 1)]), [1]);
     await store.settle();
     t.equal(await server.valueOf("after_start"), "1");

@@ -1,6 +1,6 @@
-// MEMCACHE_SRV (spec §2.7): the nodes come from a DNS SRV lookup, sorted as the reference sorts them, and
-// MEMCACHE_SRV_REFRESH looks again. The system resolver of this test process is pointed at a stub DNS
-// server on loopback, so the store is built exactly as the daemon builds it.
+// MEMCACHE_SRV (README, "Memcached backend"): the nodes come from a DNS SRV lookup, sorted as the reference
+// sorts them, and MEMCACHE_SRV_REFRESH looks again. The system resolver of this test process is pointed at a
+// stub DNS server on loopback, so the store is built exactly as the daemon builds it.
 import { promises as dns } from "node:dns";
 import t, { type Test } from "tap";
 import { type DnsStub, startDnsStub } from "../../helpers/dns-stub.js";

@@ -1,5 +1,6 @@
-// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT on Redis (spec §3.9.4): the reference's integration example, key2
-// 20/min + key3 10/h in one request, through RateLimitService and a real Redis.
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT on Redis (the reference's src/redis/fixed_cache_impl.go): the
+// reference's integration example, key2 20/min + key3 10/h in one request, through RateLimitService and a
+// real Redis.
 import t from "tap";
 import { CODE_OK, CODE_OVER_LIMIT } from "../../../src/engine/decision-request.js";
 import { requireBinaries, startRedis } from "../../helpers/redis-servers.js";

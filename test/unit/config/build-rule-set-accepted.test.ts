@@ -1,7 +1,7 @@
-// Spec §3.5: configurations the reference accepts — every unit spelling (second…year, week, any case),
-// unlimited with requests_per_unit but no unit, missing requests_per_unit = 0, whitelist descriptors, the flat
-// key whitelist (`unit:` at the root), metadata on the rule, and MERGE_DOMAIN_CONFIG merging top-level
-// descriptors of several files.
+// Configurations the reference's src/config/config_impl.go accepts — every unit spelling (second…year, week,
+// any case), unlimited with requests_per_unit but no unit, missing requests_per_unit = 0, whitelist
+// descriptors, the flat key whitelist (`unit:` at the root), metadata on the rule, and MERGE_DOMAIN_CONFIG
+// merging top-level descriptors of several files.
 import t from "tap";
 import type { RuleNode, RuleSet } from "../../../src/engine/rule-set.js";
 import { buildFixtures } from "./config-fixtures.js";

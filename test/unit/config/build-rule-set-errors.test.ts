@@ -1,6 +1,6 @@
-// Spec §3.5, error table, rows checked while building the rule set (reference `loadConfig` /
-// `loadDescriptors`): domains, descriptor keys, units, replaces, share_threshold. Each fixture is named
-// after the scenario it breaks; each message is asserted in full, file prefix included.
+// The reference's configuration errors (src/config/config_impl.go) raised while building the rule set
+// (reference `loadConfig` / `loadDescriptors`): domains, descriptor keys, units, replaces, share_threshold.
+// Each fixture is named after the scenario it breaks; each message is asserted in full, file prefix included.
 import t, { type Test } from "tap";
 import { buildFixtures, configErrorMessage } from "./config-fixtures.js";
 

@@ -1,4 +1,4 @@
-// Spec §3.4, `/rlconfig`: one line per descriptor that has a rate_limit, parents before their children,
+// `/rlconfig`: one line per descriptor that has a rate_limit, parents before their children,
 // `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <b>, quota_mode: <b>`; unlimited rules without
 // a unit show `unit=UNKNOWN`, as in the reference's xDS provider tests. The reference's order is Go map
 // order; ratelimitd prints configuration order, so exact text is asserted here.
@@ -17,8 +17,8 @@ t.test("multi-level config: parents before children, descriptors without rate_li
   );
 });
 
-t.test("the spec's example lines appear verbatim", async (t) => {
-  // Spec §3.4 quotes these from the reference's test/provider/xds_grpc_sotw_provider_test.go.
+t.test("the reference's example dump lines appear verbatim", async (t) => {
+  // These lines are quoted from the reference's test/provider/xds_grpc_sotw_provider_test.go.
   const lines = dumpRuleSet(buildFixtures(["dump.yaml"])).split("\n");
   t.ok(
     lines.includes("foo.k1_v1: unit=MINUTE requests_per_unit=3, shadow_mode: false, quota_mode: false"),

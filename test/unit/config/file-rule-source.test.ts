@@ -1,6 +1,7 @@
-// Spec §3.16 and §3.5 "Whole-config behaviour": every load re-reads and re-validates all files; any error
-// rejects the whole new config, and the error names the offending file (`<fileName>: <message>`, the
-// goruntime key: `basic.yaml` in the app-directory layout, `config.basic.yaml` in the watch-root layout).
+// The reference's src/provider/file_provider.go and src/config/config_impl.go: every load re-reads and
+// re-validates all files; any error rejects the whole new config, and the error names the offending file
+// (`<fileName>: <message>`, the goruntime key: `basic.yaml` in the app-directory layout, `config.basic.yaml`
+// in the watch-root layout).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";

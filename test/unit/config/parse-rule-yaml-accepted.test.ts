@@ -1,6 +1,7 @@
-// Spec §3.5 (format: YAML read by gopkg.in/yaml.v2): what parses, and the yaml.v2 quirks a drop-in
-// replacement keeps — scalar text kept for string fields, last duplicate key wins, only the first document
-// counts, an empty file is an empty document, timestamps stay strings, free-form metadata.
+// The rule format (YAML read by gopkg.in/yaml.v2, as the reference's src/config/config_impl.go does): what
+// parses, and the yaml.v2 quirks a drop-in replacement keeps — scalar text kept for string fields, last
+// duplicate key wins, only the first document counts, an empty file is an empty document, timestamps stay
+// strings, free-form metadata.
 import t from "tap";
 import { parseFixture } from "./config-fixtures.js";
 

@@ -1,6 +1,7 @@
-// Spec §3.5, error table, rows checked while reading a file: YAML syntax and typed-pass errors
-// (`error loading config file: <yaml.v2 error>`), the key whitelist pass and unsupported value types.
-// Each fixture is named after the scenario it breaks; each message is asserted in full, file prefix included.
+// The reference's configuration errors (src/config/config_impl.go) raised while reading a file: YAML syntax
+// and typed-pass errors (`error loading config file: <yaml.v2 error>`), the key whitelist pass and
+// unsupported value types. Each fixture is named after the scenario it breaks; each message is asserted in
+// full, file prefix included.
 import t, { type Test } from "tap";
 import { ConfigError } from "../../../src/errors.js";
 import { configErrorMessage, parseFixture } from "./config-fixtures.js";

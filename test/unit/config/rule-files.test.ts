@@ -1,8 +1,9 @@
-// Spec §3.16 (file layouts) and §2.2 (RUNTIME_* settings): which files are read and what they are named.
-// RUNTIME_WATCH_ROOT=true: every file under ROOT/SUBDIRECTORY, named relative to it with '/' → '.', kept
-// when the name starts with `<APPDIRECTORY>.`; an empty SUBDIRECTORY means no files. RUNTIME_WATCH_ROOT=false:
-// every file under ROOT/SUBDIRECTORY/APPDIRECTORY, named relative to it, no filter. No extension filter in
-// either mode; RUNTIME_IGNOREDOTFILES skips dotfiles and dot-directories; a missing directory means no files.
+// File layouts (the reference's src/provider/file_provider.go, lyft/goruntime) and the RUNTIME_* settings:
+// which files are read and what they are named. RUNTIME_WATCH_ROOT=true: every file under ROOT/SUBDIRECTORY,
+// named relative to it with '/' → '.', kept when the name starts with `<APPDIRECTORY>.`; an empty
+// SUBDIRECTORY means no files. RUNTIME_WATCH_ROOT=false: every file under ROOT/SUBDIRECTORY/APPDIRECTORY,
+// named relative to it, no filter. No extension filter in either mode; RUNTIME_IGNOREDOTFILES skips dotfiles
+// and dot-directories; a missing directory means no files.
 import { join } from "node:path";
 import t, { type Test } from "tap";
 import {
@@ -172,7 +173,7 @@ t.test(
   "ConfigMap mount: a symlink to a directory is not descended (goruntime uses filepath.Walk)",
   async (t) => {
     // filepath.Walk does not follow symbolic links: `..data` is neither a regular file nor a directory to it,
-    // so the reference reads each ConfigMap file twice (spec §3.16: "load the same file twice"), not three times.
+    // so the reference reads each ConfigMap file twice, not three times.
     t.strictSame(await namesOf(configMapLayout(configMapTree(t), false)), [
       "..2024_01_01_00_00_00.000000001.basic.yaml",
       "basic.yaml",

@@ -1,5 +1,5 @@
-// xDS RateLimitConfig ⇄ the YAML model (spec §4.1, §4.2): what the client builds from pushed resources, and
-// what the management server sends for YAML files.
+// xDS RateLimitConfig ⇄ the YAML model (the reference's api/ratelimit/config/ratelimit/v3/rls_conf.proto):
+// what the client builds from pushed resources, and what the management server sends for YAML files.
 import { create } from "@bufbuild/protobuf";
 import t from "tap";
 import { buildRuleSet } from "../../../src/config/build-rule-set.js";

@@ -1,6 +1,6 @@
 /**
- * share_threshold (spec §3.6 step 5, §3.8 examples): the wildcard's value part replaces the request
- * value in the cache key, so every matching value shares one counter.
+ * share_threshold (the reference's src/config/config_impl.go and src/limiter/cache_key.go): the wildcard's
+ * value part replaces the request value in the cache key, so every matching value shares one counter.
  */
 import t from "tap";
 import { cacheKeyFor } from "../../../src/engine/cache-key.js";
@@ -57,7 +57,7 @@ descriptors:
     rate_limit: { unit: second, requests_per_unit: 10 }
 `);
 
-// §3.8 example `domain_files_files/*_1234`.
+// The reference's example `domain_files_files/*_1234`.
 t.test("top-level share: domain_files_files/*_1234, one key for all values", async (t) => {
   t.same(cacheKeysAt(rules, 1234, ["files=files/a.pdf"], ["files=files/b.csv"]), [
     "domain_files_files/*_1234",
@@ -71,7 +71,7 @@ t.test("top-level share: domain_files_files/*_1234, one key for all values", asy
   );
 });
 
-// §3.8 example `domain_parent_value1_files_nested/*_1234`: only the sharing index is replaced.
+// The reference's example `domain_parent_value1_files_nested/*_1234`: only the sharing index is replaced.
 t.test("nested share: domain_parent_value1_files_nested/*_1234", async (t) => {
   t.same(
     cacheKeysAt(rules, 1234, ["parent=value1", "files=nested/x"], ["parent=value1", "files=nested/y/z"]),
@@ -80,7 +80,7 @@ t.test("nested share: domain_parent_value1_files_nested/*_1234", async (t) => {
   t.same(rules.match("parent=value1", "files=nested/x")?.sharePatterns, [undefined, "nested/*"]);
 });
 
-// §3.6 step 5: patterns are recorded per entry index, also for a wildcard level without a rate_limit.
+// Patterns are recorded per entry index, also for a wildcard level without a rate_limit.
 t.test("same key at two levels, both sharing", async (t) => {
   t.same(cacheKeysAt(rules, 1234, ["files=top/1", "files=nested/2"], ["files=top/3", "files=nested/4"]), [
     "domain_files_top/*_files_nested/*_1234",
@@ -88,7 +88,7 @@ t.test("same key at two levels, both sharing", async (t) => {
   ]);
 });
 
-// §3.6 step 5: a wildcard level without share_threshold keeps the runtime value.
+// A wildcard level without share_threshold keeps the runtime value.
 t.test("mixed levels: only sharing entries are replaced", async (t) => {
   t.same(
     cacheKeysAt(
@@ -101,7 +101,7 @@ t.test("mixed levels: only sharing entries are replaced", async (t) => {
   );
 });
 
-// §3.6 step 3a precedes 3b: an exact value is not shared.
+// An exact match is tried before wildcards: an exact value is not shared.
 t.test("exact value beats the sharing wildcard", async (t) => {
   t.same(cacheKeysAt(rules, 1234, ["file=test1"], ["file=test2"], ["file=test3"]), [
     "domain_file_test1_1234",
@@ -111,7 +111,7 @@ t.test("exact value beats the sharing wildcard", async (t) => {
   t.equal(rules.match("file=test1")?.sharePatterns, undefined);
 });
 
-// §3.6 step 5 (e.g. `t*prod`): middle and multiple wildcards share too.
+// Middle (e.g. `t*prod`) and multiple wildcards share too.
 t.test("middle and multiple wildcard patterns are shared", async (t) => {
   t.same(cacheKeysAt(rules, 1234, ["midpath=/api/users/v1"], ["midpath=/apiv1"]), [
     "domain_midpath_/api*v1_1234",
@@ -123,7 +123,7 @@ t.test("middle and multiple wildcard patterns are shared", async (t) => {
   ]);
 });
 
-// §3.6 step 5 "Without it each distinct runtime value has its own counter (but … the same stats key)".
+// Without share_threshold each distinct runtime value has its own counter (but the same stats key).
 t.test("without share_threshold each value has its own counter", async (t) => {
   t.same(cacheKeysAt(rules, 1234, ["plain=p1"], ["plain=p2"]), [
     "domain_plain_p1_1234",
@@ -134,7 +134,7 @@ t.test("without share_threshold each value has its own counter", async (t) => {
   t.equal(rules.match("plain=p1")?.sharePatterns, undefined);
 });
 
-// §3.8: the window still comes last, per unit.
+// The window still comes last, per unit.
 t.test("shared keys still roll over per window", async (t) => {
   t.same(cacheKeysAt(rules, 1235, ["files=files/a"]), ["domain_files_files/*_1235"]);
 });

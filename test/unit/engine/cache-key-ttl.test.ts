@@ -1,6 +1,7 @@
 /**
- * Counter TTL and duration_until_reset through the engine (spec §3.8): TTL = divider + jitter in
- * [0, EXPIRATION_JITTER_MAX_SECONDS − 1], jitter source injected; reset = divider − now mod divider.
+ * Counter TTL and duration_until_reset through the engine (the reference's src/limiter/cache_key.go,
+ * src/utils/utilities.go): TTL = divider + jitter in [0, EXPIRATION_JITTER_MAX_SECONDS − 1], jitter source
+ * injected; reset = divider − now mod divider.
  */
 import t from "tap";
 import type { DecisionEngineOptions } from "../../../src/engine/decision-engine.js";
@@ -28,7 +29,7 @@ function ttlsAt(options: Partial<DecisionEngineOptions>, nowSeconds: number, ...
   return plan.increments.map((increment) => increment.ttlSeconds);
 }
 
-// §3.8 "TTL = divider + (max > 0 ? rand.Int63n(max) : 0)".
+// TTL = divider + (max > 0 ? rand.Int63n(max) : 0).
 t.test("TTL is the divider when jitter is off", async (t) => {
   t.same(ttlsAt({ expirationJitterMaxSeconds: 0 }, 1234, "s=x", "m=x", "h=x", "w=x"), [1, 60, 3600, 604800]);
   t.same(
@@ -38,7 +39,7 @@ t.test("TTL is the divider when jitter is off", async (t) => {
   );
 });
 
-// §3.8 jitter ∈ [0, max−1]: the injected source spans exactly that range.
+// Jitter ∈ [0, max−1]: the injected source spans exactly that range.
 t.test("TTL adds jitter in [0, max-1]", async (t) => {
   t.same(
     ttlsAt({ expirationJitterMaxSeconds: 300, random: () => 0 }, 1234, "s=x", "m=x"),
@@ -67,13 +68,13 @@ t.test("TTL adds jitter in [0, max-1]", async (t) => {
   t.same(perKey, [61, 3609], "one draw per key");
 });
 
-// §3.8: TTL and window do not depend on where in the window the request falls.
+// TTL and window do not depend on where in the window the request falls.
 t.test("TTL is independent of the position in the window", async (t) => {
   t.same(ttlsAt({}, 1200, "m=x"), [60]);
   t.same(ttlsAt({}, 1259, "m=x"), [60]);
 });
 
-// §3.8 "duration_until_reset … set on every status that has a current_limit … Not set for nil limits".
+// duration_until_reset is set on every status that has a current_limit, and not set for nil limits.
 t.test("duration_until_reset on the response statuses", async (t) => {
   const engine = engineFor(rules);
   const at = (now: number, ...pairs: string[]) => {

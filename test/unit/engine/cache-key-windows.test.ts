@@ -1,6 +1,7 @@
 /**
- * Cache keys and fixed windows (spec §3.8): `prefix + domain + "_" + Σ(key_value_) + windowStart`,
- * windows aligned to the Unix epoch, and the reset time 1…divider.
+ * Cache keys and fixed windows (the reference's src/limiter/cache_key.go, src/utils/utilities.go): `prefix +
+ * domain + "_" + Σ(key_value_) + windowStart`, windows aligned to the Unix epoch, and the reset time
+ * 1…divider.
  */
 import t from "tap";
 import { cacheKeyFor, secondsUntilReset, windowStart } from "../../../src/engine/cache-key.js";
@@ -16,15 +17,15 @@ const MONTH = 2_592_000;
 const YEAR = 31_536_000;
 const utc = (...parts: [number, number, number, number?]) => Date.UTC(...parts) / 1000;
 
-// §3.8 "Unit → seconds (divider)".
+// Unit → seconds (divider).
 t.test("unit dividers", async (t) => {
   const names = ["second", "minute", "hour", "day", "week", "month", "year"];
   const dividers = names.map((name) => unitSeconds(unitFromName(name) ?? 0));
   t.same(dividers, [SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR]);
 });
 
-// §3.8 the documented examples, built directly.
-t.test("cacheKeyFor: the spec's examples", async (t) => {
+// The reference's cache-key examples, built directly.
+t.test("cacheKeyFor: the reference's cache-key examples", async (t) => {
   const key = (prefix: string, pairs: string[], now: number, divider: number) =>
     cacheKeyFor(prefix, "domain", entriesOf(...pairs), undefined, windowStart(now, divider));
   t.equal(key("", ["key=value"], 1234, SECOND), "domain_key_value_1234");
@@ -41,8 +42,8 @@ t.test("cacheKeyFor: the spec's examples", async (t) => {
   t.equal(key("", ["key="], 1234, SECOND), "domain_key__1234", "empty value → key__");
 });
 
-// §3.8 the same examples through config matching and the engine.
-t.test("engine plans the spec's cache keys", async (t) => {
+// The same examples through config matching and the engine.
+t.test("engine plans the reference's example cache keys", async (t) => {
   const rules = rulesFrom(`
 domain: domain
 descriptors:
@@ -86,7 +87,7 @@ descriptors:
   t.equal(plan.increments[0]?.key, "prefix:domain_key_value_1234");
 });
 
-// §3.8 "weeks start Thursday 00:00 UTC" (1970-01-01 was a Thursday).
+// Weeks start Thursday 00:00 UTC (1970-01-01 was a Thursday).
 t.test("WEEK windows start on Thursday 00:00 UTC", async (t) => {
   const monday = utc(2024, 0, 1, 12);
   const start = windowStart(monday, WEEK);
@@ -108,7 +109,7 @@ descriptors:
   t.same(cacheKeysAt(rules, monday, ["k=v"]), [`d_k_v_${utc(2023, 11, 28)}`]);
 });
 
-// §3.8 "months/years are fixed 30/365-day blocks from 1970-01-01, not calendar months".
+// Months and years are fixed 30/365-day blocks from 1970-01-01, not calendar months.
 t.test("MONTH and YEAR are fixed blocks from the epoch", async (t) => {
   t.equal(windowStart(utc(2024, 2, 10), MONTH), 659 * MONTH);
   t.equal(windowStart(utc(2024, 2, 10), MONTH), utc(2024, 1, 17), "starts 2024-02-17, not March 1st");
@@ -135,7 +136,7 @@ descriptors:
   ]);
 });
 
-// §3.8 "duration_until_reset = divider − (now mod divider) seconds (1…divider, never 0)".
+// duration_until_reset = divider − (now mod divider) seconds (1…divider, never 0).
 t.test("secondsUntilReset is 1…divider, never 0", async (t) => {
   t.equal(secondsUntilReset(1234, SECOND), 1);
   t.equal(secondsUntilReset(1234, MINUTE), 26);
@@ -153,7 +154,8 @@ t.test("secondsUntilReset is 1…divider, never 0", async (t) => {
   }
 });
 
-// §3.8 "No escaping of `_`" and "The key contains neither the unit name nor the limit value" (§3.22 #12).
+// No escaping of `_`, and the key contains neither the unit name nor the limit value (README, "Compatibility
+// notes").
 t.test("quirks: `_` collisions, unit and limit not in the key", async (t) => {
   const a = cacheKeyFor("", "d", entriesOf("a_b=c"), undefined, 60);
   const b = cacheKeyFor("", "d", entriesOf("a=b_c"), undefined, 60);

@@ -38,7 +38,7 @@ function setUp(options: Parameters<typeof newEngine>[1] = {}) {
   return { registry, rules: rulesFromYaml(registry, YAML), engine: newEngine(registry, options) };
 }
 
-// §3.7 examples (reference test/service/ratelimit_test.go, clock 2222 s).
+// Examples (reference test/service/ratelimit_test.go, clock 2222 s).
 t.test("[OVER(10/min), OK(no limit)] → OVER_LIMIT", async (t) => {
   const { engine, rules, registry } = setUp();
   const decision = decideWith(
@@ -71,7 +71,7 @@ t.test("global SHADOW_MODE: overall OK, statuses unchanged, global_shadow_mode =
   t.equal(stat(registry, "ratelimit.service.global_shadow_mode"), 1, "not counted for an OK request");
 });
 
-// §3.7 step 7: quota descriptors only deny when all of them are over.
+// Quota descriptors only deny when all of them are over.
 const QUOTA_CASES: { name: string; keys: string[]; after: number[]; shadow?: boolean; overall: number }[] = [
   {
     name: "regular OVER + quota OK → OVER",
@@ -142,7 +142,7 @@ t.test("QUOTA_MODE makes every descriptor a quota descriptor", async (t) => {
   t.equal(decide(["regular", "free"], [11]), CODE_OVER_LIMIT, "an unlimited descriptor is not counted");
 });
 
-// §3.7 step 3 + step 6: unlimited is not checked, not counted, reported as 4294967295.
+// Unlimited is not checked, not counted, reported as 4294967295.
 t.test("[10/min, nil, unlimited 55/s] → [OK rem 9, OK, OK rem 4294967295], one increment", async (t) => {
   const { engine, rules, registry } = setUp();
   const req = request("d", [entries(["regular", "x"]), entries(["nomatch", "y"]), entries(["free", "z"])]);
@@ -171,7 +171,7 @@ t.test("[10/min, nil, unlimited 55/s] → [OK rem 9, OK, OK rem 4294967295], one
   });
 });
 
-// §3.7: per-rule shadow_mode rewrites the status, still increments, still fills the local cache.
+// Per-rule shadow_mode rewrites the status, still increments, still fills the local cache.
 t.test(
   "rule shadow_mode: OVER rewritten to OK, shadow_mode counted, counter and local cache still used",
   async (t) => {
@@ -188,7 +188,7 @@ t.test(
   },
 );
 
-// §3.6 step 1: unknown domain.
+// Unknown domain.
 t.test("unknown domain → OK with only the code, domain_not_found once per descriptor", async (t) => {
   const { engine, rules, registry } = setUp();
   const plan = engine.plan(

@@ -13,7 +13,7 @@ import {
   UINT32_MAX,
 } from "./decision-fixture.js";
 
-// §3.7 step 2 + 4: replaces is name-based across the request's descriptors.
+// replaces is name-based across the request's descriptors.
 const REPLACES_YAML = `domain: r
 descriptors:
   - key: a

@@ -11,7 +11,7 @@ import {
   rulesFromYaml,
 } from "./decision-fixture.js";
 
-// §3.9.4 STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, engine side: suppressIncrementsWhenOverLimit.
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, engine side: suppressIncrementsWhenOverLimit.
 const YAML = `domain: d
 descriptors:
   - key: key2
@@ -85,7 +85,7 @@ t.test("a local-cache hit (no current values) sends 0 for every remaining key", 
   );
 });
 
-// §3.9.4 step 3: statuses use before = result − original addend; stats count the full addend (issue #808).
+// Statuses use before = result − original addend; stats count the full addend (envoyproxy/ratelimit #808).
 t.test("statuses and stats after a suppressed increment", async (t) => {
   const { engine, rules, registry } = setUp();
   const plan = engine.plan(rules, REQ, CLOCK_SECONDS);

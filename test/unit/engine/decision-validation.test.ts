@@ -33,7 +33,7 @@ function thrown(fn: () => unknown): unknown {
   return undefined;
 }
 
-// §1.4 step 3 / §3.1: request validation with the reference's texts.
+// Request validation with the reference's texts.
 t.test(
   "empty domain, empty descriptors and no rules are ServiceErrors with the reference texts",
   async (t) => {
@@ -55,7 +55,8 @@ t.test(
   },
 );
 
-// Decision 2: an override with a unit outside SECOND…YEAR is rejected before anything is counted.
+// Never crash on a request (README, "Compatibility notes"): an override with a unit outside SECOND…YEAR is
+// rejected before anything is counted.
 for (const unit of [0, 7, 99]) {
   t.test(`override with unit ${unit} → InvalidArgumentError, no counter touched`, async (t) => {
     const { engine, rules, registry } = setUp();
@@ -92,7 +93,7 @@ t.test("override with every valid unit SECOND…YEAR is accepted", async (t) => 
   }
 });
 
-// §3.6 step 2: an override applies regardless of config, with stats key domain.k_v.
+// An override applies regardless of config, with stats key domain.k_v.
 t.test("override limit is used instead of the config rule, with its own stats key", async (t) => {
   const { engine, rules, registry } = setUp();
   const req = request("d", [{ ...entries(["k", "v"], ["sub", ""]), limit: { requestsPerUnit: 2, unit: 1 } }]);
@@ -103,7 +104,7 @@ t.test("override limit is used instead of the config rule, with its own stats ke
   t.match(ruleCounts(registry, "d.k"), { total_hits: 0 });
 });
 
-// §3.7 / TL;DR 5: per-descriptor hits_addend (even 0) else max(1, request hits_addend).
+// Per-descriptor hits_addend (even 0) else max(1, request hits_addend).
 const HITS_CASES: { name: string; own: bigint | undefined; requestHits: number; expected: number }[] = [
   { name: "request hits_addend 0 means 1", own: undefined, requestHits: 0, expected: 1 },
   { name: "request hits_addend 4 applies", own: undefined, requestHits: 4, expected: 4 },

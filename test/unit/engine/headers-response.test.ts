@@ -11,7 +11,7 @@ import {
   rulesFromYaml,
 } from "./decision-fixture.js";
 
-// §3.14 response headers (LIMIT_RESPONSE_HEADERS_ENABLED=true), clock 2222 s: minute resets in 58 s,
+// Response headers (LIMIT_RESPONSE_HEADERS_ENABLED=true), clock 2222 s: minute resets in 58 s,
 // hour in 1378 s.
 const DEFAULT_NAMES: HeaderNames = {
   limit: "RateLimit-Limit",
@@ -52,7 +52,7 @@ function headersFor(keys: string[], countersAfter: number[], options: Parameters
   return { decision, headers: decision.responseHeaders.map((h) => `${h.key}: ${h.value}`) };
 }
 
-t.test("spec example: 10/min over limit at 2222 → Limit 10, Remaining 0, Reset 58", async (t) => {
+t.test("10/min over limit at 2222 → Limit 10, Remaining 0, Reset 58", async (t) => {
   const { decision, headers } = headersFor(["minute"], [11]);
   t.equal(decision.overallCode, CODE_OVER_LIMIT);
   t.same(headers, ["RateLimit-Limit: 10", "RateLimit-Remaining: 0", "RateLimit-Reset: 58"]);

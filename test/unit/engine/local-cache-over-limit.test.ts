@@ -16,7 +16,8 @@ import {
   TestClock,
 } from "./decision-fixture.js";
 
-// §3.11 local over-limit cache, with decision 5 (keyed on cache key + limit).
+// Local over-limit cache, keyed on cache key + limit (README, "Compatibility notes"; envoyproxy/ratelimit
+// #1077).
 const YAML = `domain: d
 descriptors:
   - key: k
@@ -85,7 +86,7 @@ t.test("plan() reports the local-cache hit and plans no increment for it", async
   });
 });
 
-t.test("decision 5: a higher override for the same descriptor is not blocked", async (t) => {
+t.test("keyed on the limit too: a higher override for the same descriptor is not blocked", async (t) => {
   const { service, store, cache } = setUp();
   const withLimit = (requestsPerUnit: number) =>
     request("d", [{ ...entries(["k", "v"]), limit: { requestsPerUnit, unit: 2 } }]);

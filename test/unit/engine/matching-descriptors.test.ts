@@ -1,13 +1,14 @@
 /**
- * Descriptor matching (spec §3.6 step 3): precedence at each level, request depth vs config depth,
- * whitelist entries, unknown keys and empty values. Each rule's `requests_per_unit` identifies it.
+ * Descriptor matching (the reference's src/config/config_impl.go, GetLimit): precedence at each level,
+ * request depth vs config depth, whitelist entries, unknown keys and empty values. Each rule's
+ * `requests_per_unit` identifies it.
  */
 import t from "tap";
 import { type Rules, rulesFrom } from "./matching-fixtures.js";
 
 const limitOf = (rules: Rules, ...pairs: string[]) => rules.match(...pairs)?.rule.requestsPerUnit;
 
-// §3.6 step 3a–c: exact key_value beats a wildcard, which beats the value-less key.
+// Exact key_value beats a wildcard, which beats the value-less key.
 t.test("exact key_value beats wildcard beats key-only", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -29,7 +30,7 @@ descriptors:
   t.equal(rules.match("k=x")?.rule.fullKey, "d.k");
 });
 
-// §3.6 step 3 "⇒ request depth must equal config depth".
+// The request's depth must equal the config's depth.
 t.test("request depth must equal config depth", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -47,7 +48,7 @@ descriptors:
   t.equal(limitOf(rules, "a=2", "b=x"), undefined, "parent value must match");
 });
 
-// §3.6 step 3: a node's rate_limit applies only when it matches the last entry; its children otherwise.
+// A node's rate_limit applies only when it matches the last entry; its children otherwise.
 t.test("a node with a rate_limit and children", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -64,7 +65,7 @@ descriptors:
   t.equal(limitOf(rules, "a=x", "b=y", "c=z"), undefined, "deeper than the config");
 });
 
-// §3.5 "A descriptor without rate_limit and without children is a whitelist entry (matches, no limit)".
+// A descriptor without rate_limit and without children is a whitelist entry (matches, no limit).
 t.test("whitelist node gives no limit and shadows the key-only fallback", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -80,7 +81,7 @@ descriptors:
   t.equal(limitOf(rules, "open=x"), undefined, "value-less whitelist");
 });
 
-// §3.6 step 3d: nothing matches → no result.
+// Nothing matches → no result.
 t.test("unknown keys give undefined", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -95,7 +96,7 @@ descriptors:
   t.equal(rules.ruleSet.domains.get("other-domain"), undefined, "unknown domain has no root level");
 });
 
-// §3.6 step 3a: an empty value looks up `key_`, which never equals a value-less config key.
+// An empty value looks up `key_`, which never equals a value-less config key.
 t.test("empty values: the key_ quirk", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -114,7 +115,7 @@ descriptors:
   t.equal(rules.match("q=")?.rule.fullKey, "d.q_");
 });
 
-// §3.6 step 3: the most specific match wins at every level, independently.
+// The most specific match wins at every level, independently.
 t.test("precedence applies per level on a nested path", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -138,7 +139,7 @@ descriptors:
   t.equal(rules.match("route=admin", "method=GET")?.rule.fullKey, "d.route_admin.method");
 });
 
-// §3.6 step 3 "If the matched node has a rate_limit … it becomes the result (a copy)".
+// If the matched node has a rate_limit, it becomes the result (a copy).
 t.test("the matched rule carries the configured limit", async (t) => {
   const rules = rulesFrom(`
 domain: d

@@ -2,7 +2,7 @@ import t from "tap";
 import type { DecisionDescriptor } from "../../../src/engine/decision-request.js";
 import { decideWith, entries, newEngine, newRegistry, request, rulesFromYaml } from "./decision-fixture.js";
 
-// §3.15 dynamic metadata (RESPONSE_DYNAMIC_METADATA=true).
+// Dynamic metadata (RESPONSE_DYNAMIC_METADATA=true).
 const YAML = `domain: d
 descriptors:
   - key: first

@@ -1,7 +1,7 @@
 /**
- * Stats key selection (spec §3.6 step 4): config path by default, request values for detailed_metric,
- * per-level runtime values for value_to_metric, wildcard patterns for share_threshold, and the
- * override key (§3.6 step 2).
+ * Stats key selection (the reference's src/config/config_impl.go, GetLimit): config path by default, request
+ * values for detailed_metric, per-level runtime values for value_to_metric, wildcard patterns for
+ * share_threshold, and the override key.
  */
 import t from "tap";
 import { overrideStatsKey } from "../../../src/engine/rule-matcher.js";
@@ -9,7 +9,7 @@ import { engineFor, entriesOf, type Rules, rulesFrom } from "./matching-fixtures
 
 const statsKeyOf = (rules: Rules, ...pairs: string[]) => rules.match(...pairs)?.stats.key;
 
-// §3.6 step 4 default: the config path, value omitted for value-less entries, patterns for wildcards.
+// By default the config path, value omitted for value-less entries, patterns for wildcards.
 t.test("default stats key is the config path", async (t) => {
   const rules = rulesFrom(`
 domain: test-domain
@@ -29,7 +29,7 @@ descriptors:
   t.equal(rules.match("wild=foo1")?.stats, rules.match("wild=foo1")?.rule.stats, "the rule's own stats");
 });
 
-// §3.6 step 4 value_to_metric: runtime values for value-less levels that ask; explicit values always show.
+// value_to_metric: runtime values for value-less levels that ask; explicit values always show.
 t.test("value_to_metric: domain.route_draw.http_method_GET.subject_id", async (t) => {
   const allLevels = rulesFrom(`
 domain: domain
@@ -76,7 +76,7 @@ descriptors:
   );
 });
 
-// §3.6 step 4: value_to_metric on a middle level only.
+// value_to_metric on a middle level only.
 t.test("value_to_metric on a middle level: d.k1.k2_Y.k3", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -93,7 +93,7 @@ descriptors:
   t.equal(rules.match("k1=X", "k2=Y", "k3=Z")?.rule.fullKey, "d.k1.k2.k3", "the config path is unchanged");
 });
 
-// §3.6 step 4: wildcard + value_to_metric writes the full runtime value.
+// Wildcard + value_to_metric writes the full runtime value.
 t.test("wildcard with value_to_metric: test-domain.wild_foo1", async (t) => {
   const rules = rulesFrom(`
 domain: test-domain
@@ -107,7 +107,8 @@ descriptors:
   t.equal(statsKeyOf(rules, "wild=foo"), "test-domain.wild_foo", "* matched nothing");
 });
 
-// §3.6 step 4 + §3.22 #3: share_threshold writes the pattern even with value_to_metric.
+// share_threshold writes the pattern even with value_to_metric (as the reference's code and tests do, unlike
+// its README's example 11).
 t.test("share_threshold + value_to_metric: test-domain.route_api/*.method", async (t) => {
   const rules = rulesFrom(`
 domain: test-domain
@@ -124,7 +125,7 @@ descriptors:
   t.equal(statsKeyOf(rules, "route=api/v2", "method=POST"), "test-domain.route_api/*.method");
 });
 
-// §3.6 step 4: a share_threshold level keeps its pattern, a non-sharing wildcard level too.
+// A share_threshold level keeps its pattern, a non-sharing wildcard level too.
 t.test("nested wildcards: test-domain.path_path/*.file_file/*.type", async (t) => {
   const rules = rulesFrom(`
 domain: test-domain
@@ -146,7 +147,7 @@ descriptors:
   );
 });
 
-// §3.6 step 4 detailed_metric: every entry `key_value` from the request, `key_` for empty values.
+// detailed_metric: every entry `key_value` from the request, `key_` for empty values.
 t.test("detailed_metric uses request values", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -168,7 +169,7 @@ descriptors:
   t.equal(rules.match("k1=a", "k2=b")?.rule.fullKey, "d.k1.k2", "the rule itself keeps its config path");
 });
 
-// §3.6 step 4: detailed_metric takes precedence over value_to_metric (empty value: `key_`, not `key`).
+// detailed_metric takes precedence over value_to_metric (empty value: `key_`, not `key`).
 t.test("detailed_metric wins over value_to_metric", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -183,7 +184,7 @@ descriptors:
   t.equal(statsKeyOf(rules, "a=", "b=x"), "d.a_.b_x");
 });
 
-// §3.6 step 4: detailed_metric + share_threshold → the pattern for sharing entries, values elsewhere.
+// detailed_metric + share_threshold → the pattern for sharing entries, values elsewhere.
 t.test("detailed_metric + share_threshold: test-domain.service_svc/*.endpoint_get", async (t) => {
   const rules = rulesFrom(`
 domain: test-domain
@@ -201,7 +202,7 @@ descriptors:
   t.equal(statsKeyOf(rules, "service=svc/a", "endpoint=put"), "test-domain.service_svc/*.endpoint_put");
 });
 
-// §3.6 step 2: override stats key `domain.k1_v1.k2`, value omitted when empty.
+// Override stats key `domain.k1_v1.k2`, value omitted when empty.
 t.test("override stats key", async (t) => {
   t.equal(overrideStatsKey("domain", entriesOf("k1=v1", "k2=")), "domain.k1_v1.k2");
   t.equal(overrideStatsKey("domain", entriesOf("remote_address=10.0.0.1")), "domain.remote_address_10.0.0.1");

@@ -1,12 +1,12 @@
 /**
- * Stat-name sanitising (spec §3.6, last paragraph): `:` and `|` become `_`, the dots of every
+ * Stat-name sanitising (the reference's src/utils/utilities.go): `:` and `|` become `_`, the dots of every
  * IPv4-looking substring become `_`, every other character is kept. Stats only, never cache keys.
  */
 import t from "tap";
 import { sanitizeStatName } from "../../../src/engine/stat-names.js";
 import { cacheKeysAt, rulesFrom } from "./matching-fixtures.js";
 
-// §3.6: `:` and `|` → `_`.
+// `:` and `|` → `_`.
 t.test("colons and pipes become underscores", async (t) => {
   t.equal(sanitizeStatName("d.k_a:b"), "d.k_a_b");
   t.equal(sanitizeStatName("d.k_a|b|c"), "d.k_a_b_c");
@@ -14,7 +14,7 @@ t.test("colons and pipes become underscores", async (t) => {
   t.equal(sanitizeStatName("d.header_x-id:42|y"), "d.header_x-id_42_y");
 });
 
-// §3.6: `\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}` has its dots replaced.
+// `\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}` has its dots replaced.
 t.test("IPv4-looking substrings lose their dots", async (t) => {
   t.equal(sanitizeStatName("d.remote_address_10.0.0.1"), "d.remote_address_10_0_0_1");
   t.equal(sanitizeStatName("d.remote_address_192.168.100.254.path"), "d.remote_address_192_168_100_254.path");
@@ -23,7 +23,7 @@ t.test("IPv4-looking substrings lose their dots", async (t) => {
   t.equal(sanitizeStatName("d.peer_10.0.0.1:8080"), "d.peer_10_0_0_1_8080", "both rules together");
 });
 
-// §3.6: only the IPv4 shape is rewritten; the dots separating levels stay.
+// Only the IPv4 shape is rewritten; the dots separating levels stay.
 t.test("other dots are kept", async (t) => {
   t.equal(sanitizeStatName("domain.key_value.subkey"), "domain.key_value.subkey");
   t.equal(sanitizeStatName("d.version_1.2.3"), "d.version_1.2.3", "three groups are not an address");
@@ -33,7 +33,7 @@ t.test("other dots are kept", async (t) => {
   t.equal(sanitizeStatName(""), "");
 });
 
-// §3.6 "(stats only, not cache keys)"; §3.8 cache key has no escaping.
+// Stats only: cache keys have no escaping.
 t.test("cache keys are not sanitised", async (t) => {
   const rules = rulesFrom(`
 domain: d

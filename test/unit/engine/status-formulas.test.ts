@@ -19,7 +19,7 @@ import {
   SECOND,
 } from "./decision-fixture.js";
 
-// §3.12: N = floor(float32(L) × float32(0.8)).
+// N = floor(float32(L) × float32(0.8)).
 t.test("near-limit threshold is computed in float32", async (t) => {
   const expected: [number, number][] = [
     [15, 12],
@@ -32,7 +32,7 @@ t.test("near-limit threshold is computed in float32", async (t) => {
   for (const [limit, near] of expected) t.equal(nearLimitThreshold(limit, 0.8), near, `L=${limit}`);
 });
 
-// §3.12 fixture table (reference test/redis/fixed_cache_impl_test.go), each row with fresh counters.
+// Fixture table (reference test/redis/fixed_cache_impl_test.go), each row with fresh counters.
 const TABLE: {
   l: number;
   unit: UnitValue;
@@ -59,7 +59,7 @@ const TABLE: {
 ];
 
 for (const row of TABLE) {
-  t.test(`§3.12 row L=${row.l} unit=${row.unit} h=${row.h} after=${row.after}`, async (t) => {
+  t.test(`fixture row L=${row.l} unit=${row.unit} h=${row.h} after=${row.after}`, async (t) => {
     const registry = newRegistry();
     const rule = bareRule(registry, row.l, row.unit);
     const status = statusFromCounter(rule, rule.stats, row.h, row.after, 0.8, 17);
@@ -81,8 +81,8 @@ for (const row of TABLE) {
   });
 }
 
-// §3.12 row 3 through the engine: h = 0 counts total_hits 0 and nothing else.
-t.test("§3.12 10/h with hits_addend 0 and counter 11: OVER, total_hits 0", async (t) => {
+// Fixture row 3 through the engine: h = 0 counts total_hits 0 and nothing else.
+t.test("10/h with hits_addend 0 and counter 11: OVER, total_hits 0", async (t) => {
   const registry = newRegistry();
   const rules = rulesFromYaml(
     registry,
@@ -105,7 +105,7 @@ t.test("§3.12 10/h with hits_addend 0 and counter 11: OVER, total_hits 0", asyn
   });
 });
 
-// §3.12 base-limiter cases (test/limiter/base_limiter_test.go, L=5, N=4). Our API derives before = after − h,
+// Base-limiter cases (test/limiter/base_limiter_test.go, L=5, N=4). Our API derives before = after − h,
 // so "before 2 / after 7" is reproduced with h = 5.
 t.test("base limiter: before 2, after 7 → OVER, over 2, near 1, local cache populated", async (t) => {
   const registry = newRegistry();
@@ -172,7 +172,7 @@ t.test("base limiter: L=10, after 6, h 1 → OK remaining 4, near 0, within 1", 
   t.match(ruleCounts(registry, "d.k"), { over_limit: 0, near_limit: 0, within_limit: 1 });
 });
 
-// §3.12 consequences: h = 0 is a check-only request.
+// h = 0 is a check-only request.
 t.test("h = 0: counter equal to L is OK with remaining 0; above L is OVER", async (t) => {
   const registry = newRegistry();
   const rule = bareRule(registry, 10, MINUTE);

@@ -1,6 +1,6 @@
 /**
- * Wildcard descriptor values (spec §3.6 step 3b): the pattern is the config's `key_value`, each `*`
- * matches zero or more characters, and the first match in config order wins.
+ * Wildcard descriptor values (the reference's src/config/config_impl.go, GetLimit): the pattern is the
+ * config's `key_value`, each `*` matches zero or more characters, and the first match in config order wins.
  */
 import t from "tap";
 import { compileWildcard, wildcardMatches } from "../../../src/engine/wildcard.js";
@@ -41,14 +41,14 @@ const table: [string, string, boolean][] = [
   ["k_**", "k_", true],
 ];
 
-// §3.6 step 3b: prefix = first segment, suffix = last, middles in order, each `*` zero or more chars.
+// Prefix = first segment, suffix = last, middles in order, each `*` zero or more chars.
 t.test("wildcardMatches table", async (t) => {
   for (const [pattern, text, expected] of table) {
     t.equal(wildcardMatches(compileWildcard(pattern), text), expected, `${pattern} vs ${text}`);
   }
 });
 
-// §3.6 step 3b: trailing, middle and multiple wildcards through the matcher.
+// Trailing, middle and multiple wildcards through the matcher.
 t.test("trailing, middle and multiple wildcards match request values", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -73,7 +73,7 @@ descriptors:
   t.equal(rules.match("m=barxb")?.rule.fullKey, "d.m_bar*b", "the config path is the pattern");
 });
 
-// §3.6 step 3b "each `*` matches zero or more characters".
+// Each `*` matches zero or more characters.
 t.test("* matches zero characters", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -93,7 +93,7 @@ descriptors:
   t.equal(limitOf(rules, "x=foobarbaz"), 3);
 });
 
-// §3.6 step 3b "test them in config order, first match wins".
+// Wildcards are tried in config order, first match wins.
 t.test("first matching wildcard in config order wins", async (t) => {
   const specificFirst = rulesFrom(`
 domain: d
@@ -121,7 +121,8 @@ descriptors:
   t.equal(limitOf(generalFirst, "k=abc"), 2, "not the longest pattern: the first one");
 });
 
-// §3.6 step 3b "Because the key is part of the pattern, `key: a, value: "b*"` also matches … `a_b`" (§3.22 #12).
+// Because the key is part of the pattern, `key: a, value: "b*"` also matches a key `a_b` (a quirk of the
+// reference, kept).
 t.test("quirk: the key text participates in the pattern", async (t) => {
   const rules = rulesFrom(`
 domain: d
@@ -136,7 +137,7 @@ descriptors:
   t.equal(limitOf(rules, "a=x"), undefined);
 });
 
-// §3.6 step 3b applies at every level; §3.6 step 3c still applies below a wildcard.
+// Wildcards apply at every level; value-less keys still match below a wildcard.
 t.test("wildcards at nested levels", async (t) => {
   const rules = rulesFrom(`
 domain: d

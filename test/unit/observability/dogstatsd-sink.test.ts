@@ -1,5 +1,5 @@
-// The DogStatsD sink (spec §2.3): exact datagram lines for counters, gauges and timers with tags, and the
-// reference's mogrifiers (first match wins, `$n` in the name and tag values).
+// The DogStatsD sink (README, "Metrics: Prometheus and DogStatsD"): exact datagram lines for counters, gauges
+// and timers with tags, and the reference's mogrifiers (first match wins, `$n` in the name and tag values).
 import t from "tap";
 import {
   type DogStatsdMogrifier,

@@ -8,7 +8,7 @@ function capture(level: LogLevel, format: "text" | "json", iso = "2020-09-10T17:
   return { logger, lines };
 }
 
-// Spec 3.17: logrus text format, RFC3339 time in seconds, values quoted only when needed.
+// LOG_FORMAT=text is logrus's text format, RFC3339 time in seconds, values quoted only when needed.
 t.test("text format is logrus's, byte for byte", (t) => {
   const { logger, lines } = capture("trace", "text");
   logger.debug("loading domain: messaging");
@@ -73,7 +73,8 @@ t.test("the warn level is written as logrus's 'warning'", (t) => {
   t.end();
 });
 
-// Spec 3.17: JSON `{"@message":…,"@timestamp":<RFC3339Nano>,"level":…}`, keys sorted, fields alongside.
+// LOG_FORMAT=json is logrus's JSON as the reference configures it:
+// `{"@message":…,"@timestamp":<RFC3339Nano>,"level":…}`, keys sorted, fields alongside.
 t.test("JSON format is logrus's, keys sorted", (t) => {
   const { logger, lines } = capture("debug", "json", "2020-09-10T17:22:44.926Z");
   logger.debug("loading domain: messaging");
@@ -85,7 +86,7 @@ t.test("JSON format is logrus's, keys sorted", (t) => {
   t.end();
 });
 
-// Spec 3.17: RFC3339Nano drops trailing zeros of the fraction, and the dot when the fraction is zero.
+// RFC3339Nano drops trailing zeros of the fraction, and the dot when the fraction is zero.
 t.test("JSON timestamps are RFC3339Nano", (t) => {
   const cases: [string, string][] = [
     ["2020-09-10T17:22:44.926Z", "2020-09-10T17:22:44.926Z"],
@@ -111,7 +112,7 @@ t.test("JSON escapes <, > and & as Go's encoding/json", (t) => {
   t.end();
 });
 
-// Spec 2.1 LOG_LEVEL (logrus levels) and the style guide's "check the level first" on the hot path.
+// LOG_LEVEL (logrus levels) and checking the level first on the hot path.
 t.test("lines below the level are dropped; debugEnabled follows the level", (t) => {
   const expectations: [LogLevel, string[], boolean][] = [
     ["trace", ["trace", "debug", "info", "warn", "error"], true],

@@ -1,6 +1,6 @@
-// Stats as Prometheus text (spec §3.13): exact exposition of a registry under the built-in mapping — values
-// read live, histogram buckets counted at record time with the mapping's scale, EXTRA_TAGS as labels,
-// folded series added up, type conflicts skipped.
+// Stats as Prometheus text (README, "Metrics: Prometheus and DogStatsD"): exact exposition of a registry
+// under the built-in mapping — values read live, histogram buckets counted at record time with the mapping's
+// scale, EXTRA_TAGS as labels, folded series added up, type conflicts skipped.
 import t from "tap";
 import { DEFAULT_PROMETHEUS_MAPPING } from "../../../src/observability/default-prometheus-mapping.js";
 import { Logger } from "../../../src/observability/logger.js";

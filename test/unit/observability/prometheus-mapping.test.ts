@@ -1,5 +1,6 @@
-// The statsd_exporter mapping (spec §2.3, §3.13): the reference's built-in mapping gives its metric names
-// and labels; custom mapping files (PROMETHEUS_MAPPER_YAML) use globs, regexes, types, buckets and drops.
+// The statsd_exporter mapping (README, "Metrics: Prometheus and DogStatsD"): the reference's built-in mapping
+// gives its metric names and labels; custom mapping files (PROMETHEUS_MAPPER_YAML) use globs, regexes, types,
+// buckets and drops.
 import t from "tap";
 import {
   DEFAULT_PROMETHEUS_MAPPING,

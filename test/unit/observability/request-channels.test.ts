@@ -1,4 +1,4 @@
-// Per-request events for tracing (issue 9: zero cost when disabled): the decision and backend events are
+// Per-request events for tracing (zero cost when disabled): the decision and backend events are
 // published around direct and promised answers and failures, only while someone listens; the request text
 // is the reference's `request string` attribute.
 import type { ChannelListener } from "node:diagnostics_channel";

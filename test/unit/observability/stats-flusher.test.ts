@@ -40,7 +40,7 @@ function setUp(sinks: StatsSink[], beforeFlush?: () => void) {
 
 const LOADS = "ratelimit.service.config_load_success";
 
-// Spec 3.13: counters are flushed as deltas every STATS_FLUSH_INTERVAL.
+// Counters are flushed as deltas every STATS_FLUSH_INTERVAL.
 t.test("each flush sends only what changed since the previous one", (t) => {
   const sink = new RecordingSink();
   const { registry, flusher } = setUp([sink]);
@@ -57,7 +57,7 @@ t.test("each flush sends only what changed since the previous one", (t) => {
   t.end();
 });
 
-// Spec 3.21 / 3.13: on shutdown what was counted since the last flush is still sent, then sinks are closed.
+// On shutdown what was counted since the last flush is still sent, then sinks are closed.
 t.test("stop() flushes the rest and closes every sink", async (t) => {
   const sinks = [new RecordingSink("a"), new RecordingSink("b")];
   const { registry, flusher } = setUp(sinks);
@@ -76,7 +76,8 @@ t.test("stop() flushes the rest and closes every sink", async (t) => {
   }
 });
 
-// Decision 7: several sinks at once; one failing sink neither stops the others nor escapes.
+// Several sinks at once (README, "Compatibility notes"); one failing sink neither stops the others nor
+// escapes.
 t.test("a failing sink is logged and the others still get the batch", (t) => {
   const failing: StatsSink = {
     name: "broken",
@@ -124,7 +125,7 @@ t.test("start() flushes on the interval", async (t) => {
   t.strictSame(sink.counters(1), []);
 });
 
-// Spec 3.13 end to end: registry → flusher → statsd wire, deltas per flush, the rest at stop().
+// End to end: registry → flusher → statsd wire, deltas per flush, the rest at stop().
 t.test("over statsd, flushes carry deltas and stop() sends the remainder", async (t) => {
   const socket = dgram.createSocket("udp4");
   const received: string[] = [];

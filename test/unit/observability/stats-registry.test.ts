@@ -20,7 +20,7 @@ function capLines(registry: StatsRegistry): string[] {
   return registry.snapshotLines().filter((line) => line.startsWith("ratelimit.stats."));
 }
 
-// Spec 3.13: gostats serialises tags as `.__k=v` suffixes, keys sorted.
+// gostats serialises tags as `.__k=v` suffixes, keys sorted.
 t.test("statId appends sorted tags gostats-style", (t) => {
   t.equal(
     statId("ratelimit.service.config_load_success", undefined),
@@ -31,7 +31,8 @@ t.test("statId appends sorted tags gostats-style", (t) => {
   t.end();
 });
 
-// Decision 8: /stats is `name: value` per line, sorted, cumulative since start; decision 4 gauges are listed.
+// /stats is `name: value` per line, sorted, cumulative since start, the dynamic-key gauges listed (README,
+// "Compatibility notes").
 t.test("a new registry's snapshot", (t) => {
   t.strictSame(new StatsRegistry({ maxDynamicKeys: 3 }).snapshotLines(), [
     "ratelimit.service.global_shadow_mode: 0",
@@ -72,7 +73,8 @@ t.test("snapshot lines of counters, tagged counters, gauges and timers", (t) => 
   t.end();
 });
 
-// Spec 3.13: the six per-rule stats and domain_not_found, names sanitised as the reference (3.6).
+// The six per-rule stats and domain_not_found, names sanitised as the reference's src/utils/utilities.go
+// does.
 t.test("rule stat names", (t) => {
   const registry = new StatsRegistry({ maxDynamicKeys: 10 });
   registry.ruleStats("mongo_cps.database_users").totalHits.add(1);
@@ -97,7 +99,8 @@ t.test("rule stat names", (t) => {
   t.end();
 });
 
-// Decision 4: request-derived keys are capped; the least recently used is evicted, its unflushed deltas kept.
+// Request-derived keys are capped by STATS_MAX_DYNAMIC_KEYS (README, "Compatibility notes"); the least
+// recently used is evicted, its unflushed deltas kept.
 t.test("eviction at the cap keeps the evicted key's deltas for the next drain", (t) => {
   const registry = new StatsRegistry({ maxDynamicKeys: 2 });
   registry.ruleStats("d.a").totalHits.add(5);
@@ -177,7 +180,7 @@ t.test("configured rules' stats are pinned and never evicted", (t) => {
   t.end();
 });
 
-// Spec 3.13: sinks get counter deltas since the last flush, all gauges, and the interval's timer samples.
+// Sinks get counter deltas since the last flush, all gauges, and the interval's timer samples.
 t.test("drain returns deltas and the interval's timer samples", (t) => {
   const registry = new StatsRegistry({ maxDynamicKeys: 5 });
   const hits: Counter = registry.counter("ratelimit.service.config_load_success");

@@ -92,7 +92,7 @@ const BATCH: StatsBatch = {
   ],
 };
 
-// Spec 3.13: counters as deltas `|c`, gauges `|g`, timers `|ms` (milliseconds), over TCP (gostats' default) or UDP.
+// Counters as deltas `|c`, gauges `|g`, timers `|ms` (milliseconds), over TCP (gostats' default) or UDP.
 for (const protocol of ["udp", "tcp"] as const) {
   t.test(`statsd wire lines over ${protocol}`, async (t) => {
     const listener = protocol === "udp" ? await udpListener() : await tcpListener();
@@ -113,7 +113,7 @@ for (const protocol of ["udp", "tcp"] as const) {
   });
 }
 
-// Spec 2.3 EXTRA_TAGS / 3.13: plain statsd has no tags, so tags are folded into the name as gostats does.
+// EXTRA_TAGS: plain statsd has no tags, so tags are folded into the name as gostats does.
 t.test("EXTRA_TAGS and stat tags are folded into names, sorted", async (t) => {
   const listener = await udpListener();
   t.teardown(() => listener.close());
@@ -184,7 +184,7 @@ async function closedWithin(sink: StatsdSink, ms: number): Promise<boolean> {
   return Promise.race([sink.close().then(() => true), sleep(ms).then(() => false)]);
 }
 
-// Spec 3.13 sinks: with no statsd listening nothing escapes to the process, and errors are logged at most
+// With no statsd listening nothing escapes to the process, and errors are logged at most
 // once a minute. Date.now is shifted (not frozen) to cross the minute without waiting for it.
 t.test("with nothing listening on TCP, errors are logged at most once per minute", async (t) => {
   const port = await closedPort();
@@ -215,7 +215,7 @@ t.test("with nothing listening on TCP, errors are logged at most once per minute
   await closedWithin(sink, 2000);
 });
 
-// Spec 3.13 (gostats' TCP sink reconnects): a statsd that comes up after ratelimitd still gets the stats.
+// gostats' TCP sink reconnects: a statsd that comes up after ratelimitd still gets the stats.
 t.test("the TCP sink delivers once statsd starts listening", async (t) => {
   const port = await closedPort();
   const { logger } = recordingLogger();

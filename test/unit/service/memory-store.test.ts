@@ -7,7 +7,8 @@ import {
 import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { TestClock } from "../engine/decision-fixture.js";
 
-// BACKEND_TYPE=memory (decision 1) with Redis semantics: INCRBY, and EXPIRE refreshed on every hit (§3.8).
+// BACKEND_TYPE=memory (README, "Memory backend") with Redis semantics: INCRBY, and EXPIRE refreshed on every
+// hit.
 const T0 = 1_000_000;
 
 function inc(key: string, hits = 1, ttlSeconds = 60): CounterIncrement {

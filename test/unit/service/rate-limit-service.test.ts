@@ -19,7 +19,8 @@ import {
   TestClock,
 } from "../engine/decision-fixture.js";
 
-// ShouldRateLimit end to end in process (§1.4, §3.7, §3.12), on a MemoryStore with an injected clock.
+// ShouldRateLimit end to end in process (the reference's src/service/ratelimit.go and
+// src/limiter/base_limiter.go), on a MemoryStore with an injected clock.
 const YAML = `domain: d
 descriptors:
   - key: k
@@ -122,7 +123,7 @@ t.test("request errors are ServiceErrors counted in service_error", async (t) =>
   t.equal(stat(registry, BACKEND_ERROR), 0);
 });
 
-t.test("an override with an invalid unit is rejected and never reaches the store (decision 2)", async (t) => {
+t.test("an override with an invalid unit is rejected and never reaches the store", async (t) => {
   const { service, store, registry } = newService(YAML, new TestClock(2222_000));
   for (const unit of [0, 7, 99]) {
     const req = request("d", [
@@ -178,7 +179,7 @@ function failingService(
   return { service, store, registry };
 }
 
-// §3.9.1: a backend error fails the request, counts redis_error; total_hits was already counted.
+// A backend error fails the request, counts redis_error; total_hits was already counted.
 t.test("a backend failure becomes a BackendError with the cause, counted in redis_error", async (t) => {
   const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" });
   const { service, registry } = failingService(cause);

@@ -10,7 +10,7 @@ import {
   TestClock,
 } from "../engine/decision-fixture.js";
 
-// §3.9.4 STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT through RateLimitService and a MemoryStore: the reference's
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT through RateLimitService and a MemoryStore: the reference's
 // integration example, key2 20/min + key3 10/h in one request.
 const YAML = `domain: d
 descriptors:
@@ -51,7 +51,7 @@ t.test("from the 11th request key3 is OVER and key2's counter stops at 10", asyn
   }
   t.equal(await counterValue(store, KEY2), 10);
   t.equal(await counterValue(store, KEY3), 20);
-  // Stats still count the full addend for every descriptor (issue #808).
+  // Stats still count the full addend for every descriptor (envoyproxy/ratelimit #808).
   t.same(ruleCounts(registry, "d.key2"), {
     total_hits: 20,
     over_limit: 0,

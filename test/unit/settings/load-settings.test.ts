@@ -4,7 +4,7 @@ import { aliasesOf, describeSettings, loadSettings } from "../../../src/settings
 import { SETTINGS_TABLE } from "../../../src/settings/settings-table.js";
 import { problemsOf } from "../../helpers/settings-problems.js";
 
-// Spec section 2: values are parsed with the Go rules and land in typed fields.
+// Values are parsed with the Go rules and land in typed fields.
 t.test("set variables are parsed into typed settings", (t) => {
   const s = loadSettings({
     PORT: "0x1F90",
@@ -31,7 +31,7 @@ t.test("set variables are parsed into typed settings", (t) => {
   t.end();
 });
 
-// Spec section 2: unknown variables are ignored; the result is frozen.
+// Unknown variables are ignored; the result is frozen.
 t.test("unknown variables are ignored and settings are frozen", (t) => {
   const s = loadSettings({ FOO: "bar", REDIS_BOGUS: "x", PORT: "8080" });
   t.ok(Object.isFrozen(s));
@@ -41,7 +41,8 @@ t.test("unknown variables are ignored and settings are frozen", (t) => {
   t.end();
 });
 
-// Spec section 2 ("any parse error panics at startup"): one problem line per bad variable, naming variable and value.
+// Any parse error is fatal at startup, as in the reference: one problem line per bad variable, naming
+// variable and value.
 t.test("parse errors name the variable and the value", (t) => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: "abc" }, 'invalid setting PORT="abc": not an integer'],
@@ -112,7 +113,7 @@ t.test("parse errors name the variable and the value", (t) => {
     ],
   ];
   for (const [env, line] of cases) t.strictSame(problemsOf(env), [line], JSON.stringify(env));
-  // Spec 2.6: REDIS_CLUSTER_PIPELINE_PARALLELISM < 0 is fatal.
+  // REDIS_CLUSTER_PIPELINE_PARALLELISM < 0 is fatal.
   const [parallelism] = problemsOf({ REDIS_CLUSTER_PIPELINE_PARALLELISM: "-1" });
   t.match(parallelism, /^invalid setting REDIS_CLUSTER_PIPELINE_PARALLELISM="-1": /);
   t.end();
@@ -133,7 +134,7 @@ t.test("all bad variables are reported together in one SettingsError", (t) => {
   t.end();
 });
 
-// Spec 2.1/2.2/2.6/2.8: enumerated settings match case-insensitively and keep the canonical spelling.
+// Enumerated settings match case-insensitively and keep the canonical spelling.
 t.test("enum settings are case-insensitive", (t) => {
   const s = loadSettings({
     LOG_LEVEL: "DEBUG",
@@ -155,7 +156,8 @@ t.test("enum settings are case-insensitive", (t) => {
   t.end();
 });
 
-// Decision 1: BACKEND_TYPE redis (default, also ""), memcache, memory; the seed's kvstore/altcache as aliases.
+// BACKEND_TYPE redis (default, also ""), memcache, memory; kvstore and altcache as aliases (README,
+// "Settings").
 t.test("BACKEND_TYPE selects settings.backend", (t) => {
   const cases: [string, string][] = [
     ["redis", "redis"],
@@ -175,7 +177,8 @@ t.test("BACKEND_TYPE selects settings.backend", (t) => {
   t.end();
 });
 
-// Decision 1: KVSTORE_* = REDIS_*, ALTCACHE_* = MEMCACHE_*, LocalCacheSizeInBytes = LOCAL_CACHE_SIZE_IN_BYTES.
+// Alias spellings (README, "Settings"): KVSTORE_* = REDIS_*, ALTCACHE_* = MEMCACHE_*, LocalCacheSizeInBytes =
+// LOCAL_CACHE_SIZE_IN_BYTES.
 t.test("alias spellings are read when the canonical one is unset", (t) => {
   const s = loadSettings({
     KVSTORE_URL: "redis:6379",

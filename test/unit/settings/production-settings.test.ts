@@ -1,4 +1,4 @@
-// Settings of issue 9 checked at start-up: PROMETHEUS_ADDR as Go's net.Listen reads it, the certificate and
+// Production settings checked at start-up: PROMETHEUS_ADDR as Go's net.Listen reads it, the certificate and
 // key in one directory (the reference's CertProvider), mogrifier tags with values, SAN without a client CA.
 import t from "tap";
 import { loadSettings } from "../../../src/settings/load-settings.js";

@@ -2,7 +2,7 @@ import t from "tap";
 import { loadSettings } from "../../../src/settings/load-settings.js";
 import { problemsOf } from "../../helpers/settings-problems.js";
 
-// Spec 2.7: MEMCACHE_HOST_PORT and MEMCACHE_SRV are exclusive; SRV must look like _service._proto.name.
+// MEMCACHE_HOST_PORT and MEMCACHE_SRV are exclusive; SRV must look like _service._proto.name.
 t.test("memcache host list and SRV name", (t) => {
   const both = ["Both MEMCACHE_HOST_PORT and MEMCACHE_SRV are set: set only one"];
   t.strictSame(
@@ -25,7 +25,7 @@ t.test("memcache host list and SRV name", (t) => {
   t.end();
 });
 
-// Spec 2.6: sentinel REDIS_URL is "master,sentinel1,...": fewer than 2 items is fatal, with the reference's text.
+// Sentinel REDIS_URL is "master,sentinel1,...": fewer than 2 items is fatal, with the reference's text.
 const SENTINEL_TEXT =
   /Expected master name and a list of urls for the sentinels, in the format: <redis master name>,<sentinel1>,\.\.\.,<sentineln>/;
 
@@ -60,7 +60,7 @@ t.test("sentinel URLs need a master name and at least one sentinel", (t) => {
   t.end();
 });
 
-// Spec 2.1: TLS on the gRPC port needs both the certificate and the key.
+// TLS on the gRPC port needs both the certificate and the key.
 t.test("GRPC_SERVER_USE_TLS needs certificate and key", (t) => {
   const missing = ["GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY"];
   t.strictSame(problemsOf({ GRPC_SERVER_USE_TLS: "true" }), missing);
@@ -79,7 +79,7 @@ t.test("GRPC_SERVER_USE_TLS needs certificate and key", (t) => {
   t.end();
 });
 
-// Spec 2.4 / 3.12: NEAR_LIMIT_RATIO is a ratio in [0, 1].
+// NEAR_LIMIT_RATIO is a ratio in [0, 1].
 t.test("NEAR_LIMIT_RATIO must be within [0, 1]", (t) => {
   for (const text of ["1.5", "-0.1", "NaN", "inf"]) {
     t.strictSame(problemsOf({ NEAR_LIMIT_RATIO: text }), [
@@ -91,7 +91,7 @@ t.test("NEAR_LIMIT_RATIO must be within [0, 1]", (t) => {
   t.end();
 });
 
-// Spec 2.2 / 2.6: backoff minimums must not exceed their maximums.
+// Backoff minimums must not exceed their maximums.
 t.test("backoff intervals are ordered", (t) => {
   t.strictSame(problemsOf({ XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "2m" }), [
     "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL must not exceed XDS_CLIENT_BACKOFF_MAX_INTERVAL",
@@ -107,7 +107,7 @@ t.test("backoff intervals are ordered", (t) => {
   t.end();
 });
 
-// Spec 3.9.4 / 3.22.13: STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT is Redis only: accepted with memcache, with a warning.
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT is Redis only: accepted with memcache, with a warning.
 t.test("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcache warns", (t) => {
   const s = loadSettings({ BACKEND_TYPE: "memcache", STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: "true" });
   t.strictSame(s.warnings, [
@@ -116,7 +116,7 @@ t.test("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcache warns", (t) => {
   t.end();
 });
 
-// Decision 7: several stats sinks at once are allowed (the reference's fatal combination is not copied).
+// Several stats sinks at once are allowed (the reference's fatal combination is not copied).
 t.test("several stats sinks may be enabled together", (t) => {
   const s = loadSettings({ USE_PROMETHEUS: "true", USE_DOG_STATSD: "true" });
   t.equal(s.useStatsd, true);
@@ -125,7 +125,7 @@ t.test("several stats sinks may be enabled together", (t) => {
   t.end();
 });
 
-// Spec 2.2 / 3.22.11: CONFIG_GRPC_XDS_NODE_METADATA is k1=v1,k2=v2, split at the first "=".
+// CONFIG_GRPC_XDS_NODE_METADATA is k1=v1,k2=v2, split at the first "=".
 t.test("xDS node metadata", (t) => {
   t.strictSame(loadSettings({ CONFIG_GRPC_XDS_NODE_METADATA: "cluster=east,label=a=b" }).xdsNodeMetadataMap, {
     cluster: "east",
@@ -137,7 +137,7 @@ t.test("xDS node metadata", (t) => {
   t.end();
 });
 
-// Spec 2.3: USE_DOG_STATSD_MOGRIFIERS=X reads DOG_STATSD_MOGRIFIER_X_PATTERN/_NAME (required) and _TAGS (map).
+// USE_DOG_STATSD_MOGRIFIERS=X reads DOG_STATSD_MOGRIFIER_X_PATTERN/_NAME (required) and _TAGS (map).
 t.test("DogStatsD mogrifiers are read in order", (t) => {
   const s = loadSettings({
     USE_DOG_STATSD_MOGRIFIERS: "RULES,CALLS",
@@ -182,7 +182,8 @@ t.test("mogrifier errors name the variable", (t) => {
     "DOG_STATSD_MOGRIFIER_X_PATTERN is required by USE_DOG_STATSD_MOGRIFIERS entry X",
     "DOG_STATSD_MOGRIFIER_X_NAME is required by USE_DOG_STATSD_MOGRIFIERS entry X",
   ]);
-  // Spec 3.22.7: the code reads the singular prefix; the README's plural spelling is not read.
+  // The reference's src/settings/settings.go reads the singular prefix; the README's plural spelling is not
+  // read.
   t.strictSame(
     problemsOf({
       USE_DOG_STATSD_MOGRIFIERS: "X",

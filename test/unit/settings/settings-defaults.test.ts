@@ -5,7 +5,7 @@ import { SETTINGS_TABLE } from "../../../src/settings/settings-table.js";
 /** [variable, Settings field, value expected when the variable is unset] — the reference's defaults. */
 type Row = readonly [string, keyof Settings, unknown];
 
-// Spec 2.1 listeners / server.
+// Listeners / server.
 const LISTENERS: Row[] = [
   ["HOST", "host", "0.0.0.0"],
   ["PORT", "port", 8080],
@@ -27,7 +27,7 @@ const LISTENERS: Row[] = [
   ["LOG_FORMAT", "logFormat", "text"],
 ];
 
-// Spec 2.2 configuration source.
+// Configuration source.
 const CONFIG_SOURCE: Row[] = [
   ["CONFIG_TYPE", "configType", "FILE"],
   ["FORCE_START_WITHOUT_INITIAL_CONFIG", "forceStartWithoutInitialConfig", false],
@@ -49,7 +49,8 @@ const CONFIG_SOURCE: Row[] = [
   ["XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", "xdsMaxMessageSizeBytes", 0],
 ];
 
-// Spec 2.3 stats (STATSD_PROTOCOL is gostats' own variable, default tcp; STATS_MAX_DYNAMIC_KEYS is decision 4).
+// Stats (STATSD_PROTOCOL is gostats' own variable, default tcp; STATS_MAX_DYNAMIC_KEYS is ratelimitd's own,
+// README "Compatibility notes").
 const STATS: Row[] = [
   ["USE_STATSD", "useStatsd", true],
   ["STATSD_HOST", "statsdHost", "localhost"],
@@ -68,7 +69,7 @@ const STATS: Row[] = [
   ["STATS_MAX_DYNAMIC_KEYS", "statsMaxDynamicKeys", 10_000],
 ];
 
-// Spec 2.4 cache-common and 2.5 headers, modes, health.
+// Cache-common settings, headers, modes, health.
 const CACHE_AND_MODES: Row[] = [
   ["BACKEND_TYPE", "backend", "redis"],
   ["EXPIRATION_JITTER_MAX_SECONDS", "expirationJitterMaxSeconds", 300],
@@ -86,7 +87,7 @@ const CACHE_AND_MODES: Row[] = [
   ["HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", "healthyWithAtLeastOneConfigLoaded", false],
 ];
 
-// Spec 2.6 Redis (REDIS_TYPE's SINGLE is matched case-insensitively; the canonical spelling is lower case).
+// Redis (REDIS_TYPE's SINGLE is matched case-insensitively; the canonical spelling is lower case).
 const REDIS: Row[] = [
   ["REDIS_SOCKET_TYPE", "redisSocketType", "unix"],
   ["REDIS_TYPE", "redisType", "single"],
@@ -115,7 +116,7 @@ const REDIS: Row[] = [
   ["REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR", "redisPerSecondPoolOnEmptyBehavior", "WAIT"],
 ];
 
-// Spec 2.7 memcache and 2.8 tracing.
+// Memcache and tracing.
 const MEMCACHE_AND_TRACING: Row[] = [
   ["MEMCACHE_HOST_PORT", "memcacheHostPort", []],
   ["MEMCACHE_SRV", "memcacheSrv", ""],
@@ -155,7 +156,7 @@ t.test("an empty environment yields the reference's defaults", (t) => {
   t.end();
 });
 
-// Spec section 2: every row above names a variable the table really reads, under that name.
+// Every row above names a variable the table really reads, under that name.
 t.test("each checked variable is the table's variable for that field", (t) => {
   const envOf = new Map(Object.entries(SETTINGS_TABLE).map(([field, spec]) => [field, spec.env]));
   for (const rows of Object.values(GROUPS)) {
@@ -167,7 +168,7 @@ t.test("each checked variable is the table's variable for that field", (t) => {
   t.end();
 });
 
-// Spec section 2: a variable set to the empty string is used as set (envconfig), not replaced by the default.
+// A variable set to the empty string is used as set (envconfig), not replaced by the default.
 t.test("a variable set to empty is not its default", (t) => {
   const settings = loadSettings({ HOST: "", REDIS_URL: "", STATSD_HOST: "", CACHE_KEY_PREFIX: "" });
   t.equal(settings.host, "");

@@ -30,7 +30,7 @@ function table<T>(
   }
 }
 
-// Spec section 2: `bool` via Go strconv.ParseBool (exactly these twelve words).
+// `bool` via Go strconv.ParseBool (exactly these twelve words).
 t.test("parseGoBool accepts exactly strconv.ParseBool's words", (t) => {
   const accepted = [
     ...["1", "t", "T", "TRUE", "true", "True"].map((w) => [w, true] as const),
@@ -54,7 +54,7 @@ t.test("parseGoBool accepts exactly strconv.ParseBool's words", (t) => {
   t.end();
 });
 
-// Spec section 2: `int` via strconv.ParseInt(s, 0, 64): base prefixes, leading-0 octal, Go underscores.
+// `int` via strconv.ParseInt(s, 0, 64): base prefixes, leading-0 octal, Go underscores.
 t.test("parseGoInt follows strconv.ParseInt base 0", (t) => {
   table(
     t,
@@ -105,7 +105,7 @@ t.test("parseGoInt follows strconv.ParseInt base 0", (t) => {
   t.end();
 });
 
-// Spec section 2: `float32`/`float64` via strconv.ParseFloat.
+// `float32`/`float64` via strconv.ParseFloat.
 t.test("parseGoFloat follows strconv.ParseFloat", (t) => {
   table(
     t,
@@ -149,7 +149,7 @@ t.test("parseGoFloat follows strconv.ParseFloat", (t) => {
   t.end();
 });
 
-// Spec section 2 ("via strconv"): Go's ParseFloat also takes digit underscores and hex floats with a p exponent,
+// Go's ParseFloat also takes digit underscores and hex floats with a p exponent,
 // and rejects overflow (ErrRange, which envconfig turns into a startup error). From Go's atof_test: "1_23.50_0_0e+1_2" → 1.235e14, "0x1p-2" → 0.25, "1e400" → ErrRange, "1e-400" → 0.
 t.test("parseGoFloat matches Go on underscores, hexadecimal floats and overflow", (t) => {
   table(
@@ -167,7 +167,7 @@ t.test("parseGoFloat matches Go on underscores, hexadecimal floats and overflow"
   t.end();
 });
 
-// Spec section 2: `time.Duration` via time.ParseDuration, returned in milliseconds; bare "0" allowed.
+// `time.Duration` via time.ParseDuration, returned in milliseconds; bare "0" allowed.
 t.test("parseGoDuration follows time.ParseDuration (result in ms)", (t) => {
   table(
     t,
@@ -217,7 +217,7 @@ t.test("parseGoDuration follows time.ParseDuration (result in ms)", (t) => {
   t.end();
 });
 
-// Spec section 2: `[]string` = comma-separated (envconfig: no trimming; blank = empty list).
+// `[]string` = comma-separated (envconfig: no trimming; blank = empty list).
 t.test("parseStringList splits on commas without trimming", (t) => {
   table(
     t,
@@ -236,7 +236,7 @@ t.test("parseStringList splits on commas without trimming", (t) => {
   t.end();
 });
 
-// Spec section 2: `map[string]string` = "k1:v1,k2:v2", each item exactly one colon (envconfig).
+// `map[string]string` = "k1:v1,k2:v2", each item exactly one colon (envconfig).
 t.test("parseStringMap reads k1:v1,k2:v2 with exactly one colon per item", (t) => {
   table(
     t,

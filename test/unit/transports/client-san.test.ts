@@ -1,4 +1,4 @@
-// GRPC_CLIENT_TLS_SAN (spec §2.1; the reference's verifyClient: x509 Verify with DNSName and ClientAuth):
+// GRPC_CLIENT_TLS_SAN (the reference's verifyClient: x509 Verify with DNSName and ClientAuth):
 // which client certificates pass, and the reasons logged for the others.
 import type { PeerCertificate, TLSSocket } from "node:tls";
 import t from "tap";

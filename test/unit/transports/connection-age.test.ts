@@ -1,5 +1,6 @@
-// GRPC_MAX_CONNECTION_AGE (spec §2.1, grpc-go keepalive): the age gets ±10 % jitter from an injected source;
-// a session gets GOAWAY (close) at the age and is destroyed after the grace; timers end with the session.
+// GRPC_MAX_CONNECTION_AGE (README, "Connection ageing"; grpc-go keepalive): the age gets ±10 % jitter from an
+// injected source; a session gets GOAWAY (close) at the age and is destroyed after the grace; timers end with
+// the session.
 import { EventEmitter } from "node:events";
 import type { Http2Session } from "node:http2";
 import t from "tap";

@@ -1,5 +1,6 @@
-// /json's mapping of decisions and failures to statuses (spec §3.2), including the cases the real service
-// cannot produce: an UNKNOWN overall code (500 with the JSON body) and an unexpected exception (400).
+// /json's mapping of decisions and failures to statuses (the reference's src/server/server_impl.go),
+// including the cases the real service cannot produce: an UNKNOWN overall code (500 with the JSON body) and
+// an unexpected exception (400).
 import t, { type Test } from "tap";
 import type { Decision } from "../../../src/engine/decision-request.js";
 import { DEFAULT_REQUEST_LIMITS } from "../../../src/engine/request-limits.js";
