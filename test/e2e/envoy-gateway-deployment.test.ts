@@ -2,137 +2,25 @@
 // daemon is started through the image's `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`, with the
 // extra arguments Envoy AI Gateway passes), in the environment Envoy Gateway's
 // internal/infrastructure/kubernetes/ratelimit/resource.go gives it — only file paths and ports are moved
-// to the test's own. Rules come from an xDS control plane over mTLS both ways, Envoy's calls arrive over
-// mTLS, counters live in the test's own redis-server, and Prometheus is scraped on PROMETHEUS_ADDR through a
-// statsd-exporter mapping file (test/fixtures/envoy-gateway/gateway-dashboard-mapping.yaml, written for this
-// test) that yields the series Envoy Gateway's dashboards query, with the mapping features Envoy Gateway's
-// own file uses.
-import { mkdirSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { create } from "@bufbuild/protobuf";
+// to the test's own (test/e2e/envoy-gateway-environment.ts). Rules come from an xDS control plane over mTLS
+// both ways, Envoy's calls arrive over mTLS, counters live in the test's own redis-server, and Prometheus is
+// scraped on PROMETHEUS_ADDR through a statsd-exporter mapping file
+// (test/fixtures/envoy-gateway/gateway-dashboard-mapping.yaml, written for this test) that yields the series
+// Envoy Gateway's dashboards query, with the mapping features Envoy Gateway's own file uses. What Envoy sends
+// beyond plain counting is in test/e2e/envoy-gateway-requests.test.ts.
 import t from "tap";
-import type { RateLimitResponse } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
-import {
-  type RateLimitConfig,
-  RateLimitConfigSchema,
-} from "../../src/gen/ratelimit/config/ratelimit/v3/rls_conf_pb.js";
-import { RulesManagementServer } from "../../src/xds-server/rules-management-server.js";
-import { distEntry, startDaemon } from "../helpers/daemon-process.js";
-import { freePort } from "../helpers/free-port.js";
 import { shouldRateLimitWith, tlsCredentials } from "../helpers/grpc-tls-client.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { parsePrometheusText, seriesValue } from "../helpers/prometheus-text.js";
-import { makeTempDir, removeTempDir } from "../helpers/redis-process.js";
-import { requireBinaries, startRedis } from "../helpers/redis-servers.js";
-import { generateCertificates } from "../helpers/tls-certificates.js";
+import { requireBinaries } from "../helpers/redis-servers.js";
 import { stayInsideWindow } from "../helpers/window-guard.js";
 import { eventually } from "../helpers/xds-fixtures.js";
-
-const MAPPING = fileURLToPath(
-  new URL("../fixtures/envoy-gateway/gateway-dashboard-mapping.yaml", import.meta.url),
-);
-const HOUR = 4;
-
-/** A rule as Envoy Gateway's xDS translator writes one: route descriptor, then the match, limited per hour. */
-function gatewayRule(domain: string, route: string, requests: number): RateLimitConfig {
-  return create(RateLimitConfigSchema, {
-    name: domain,
-    domain,
-    descriptors: [
-      {
-        key: route,
-        value: route,
-        descriptors: [
-          {
-            key: "rule-0-match-0",
-            value: "rule-0-match-0",
-            rateLimit: { requestsPerUnit: requests, unit: HOUR },
-          },
-        ],
-      },
-    ],
-  });
-}
-
-function request(domain: string, route: string) {
-  return {
-    domain,
-    descriptors: [
-      {
-        entries: [
-          { key: route, value: route },
-          { key: "rule-0-match-0", value: "rule-0-match-0" },
-        ],
-      },
-    ],
-  };
-}
-
-/** Overall code and each status's code and remaining count (1 = OK, 2 = OVER_LIMIT). */
-function decision(response: RateLimitResponse) {
-  return [response.overallCode, ...response.statuses.map((s) => [s.code, s.limitRemaining])];
-}
+import { decision, envoyGatewayEnvironment, gatewayRule, request } from "./envoy-gateway-environment.js";
 
 if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
   t.test("Envoy Gateway's deployment: xDS over mTLS, mTLS clients, Redis, Prometheus", async (t) => {
-    const dir = makeTempDir("envoy-gateway");
-    t.teardown(() => removeTempDir(dir));
-    mkdirSync(join(dir, "certs"));
-    const certs = await generateCertificates(join(dir, "certs"));
-    // The image's /bin/ratelimit, and its working directory (the default SQLite file goes under it).
-    mkdirSync(join(dir, "bin"));
-    mkdirSync(join(dir, "app"));
-    symlinkSync(distEntry("ratelimit"), join(dir, "bin", "ratelimit"));
-    const redis = await startRedis(t);
-
-    const controlPlane = new RulesManagementServer();
-    const xdsPort = await controlPlane.listen("127.0.0.1", 0, {
-      certFile: certs.serverCert,
-      keyFile: certs.serverKey,
-      caFile: certs.caCert,
-      requireClientCert: true,
-    });
-    t.teardown(() => controlPlane.close());
-    const prometheusPort = await freePort();
-
-    // Envoy Gateway uses one secret for both sides: /certs/tls.crt, tls.key, ca.crt.
-    const env = {
-      RUNTIME_ROOT: "/data",
-      RUNTIME_SUBDIRECTORY: "ratelimit",
-      RUNTIME_IGNOREDOTFILES: "true",
-      RUNTIME_WATCH_ROOT: "false",
-      LOG_LEVEL: "info",
-      USE_STATSD: "false",
-      CONFIG_TYPE: "GRPC_XDS_SOTW",
-      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${xdsPort}`,
-      CONFIG_GRPC_XDS_NODE_ID: "envoy-ratelimit",
-      GRPC_SERVER_USE_TLS: "true",
-      GRPC_SERVER_TLS_CERT: certs.serverCert,
-      GRPC_SERVER_TLS_KEY: certs.serverKey,
-      GRPC_SERVER_TLS_CA_CERT: certs.caCert,
-      CONFIG_GRPC_XDS_SERVER_USE_TLS: "true",
-      CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.serverCert,
-      CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.serverKey,
-      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
-      FORCE_START_WITHOUT_INITIAL_CONFIG: "true",
-      REDIS_SOCKET_TYPE: "tcp",
-      REDIS_URL: redis.url,
-      USE_PROMETHEUS: "true",
-      PROMETHEUS_ADDR: `:${prometheusPort}`,
-      PROMETHEUS_MAPPER_YAML: MAPPING,
-      // Ports the test chooses (Envoy Gateway's are 8080, 8081 and 6070, the defaults).
-      PORT: "0",
-      GRPC_PORT: "0",
-      DEBUG_PORT: "0",
-    };
-    const daemon = await startDaemon(env, 20_000, {
-      baseEnv: {},
-      cwd: join(dir, "app"),
-      entry: join(dir, "bin", "ratelimit"),
-      args: ["--extra-flag", "from-ai-gateway"],
-    });
-    t.teardown(() => daemon.stop());
+    const { certs, redis, controlPlane, envoy, startRatelimit } = await envoyGatewayEnvironment(t);
+    const { daemon, address, prometheusPort } = await startRatelimit({}, ["--extra-flag", "from-ai-gateway"]);
 
     t.equal(
       (await httpRequest(daemon.httpPort, "/healthcheck")).status,
@@ -156,8 +44,6 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
       controlPlane.received.some((r) => r.versionInfo === "v1" && r.errorMessage === undefined),
     );
 
-    const address = `127.0.0.1:${daemon.grpcPort}`;
-    const envoy = tlsCredentials({ ca: certs.caCert, cert: certs.clientCert, key: certs.clientKey });
     await stayInsideWindow(3600, 10);
     const answers: unknown[] = [];
     for (let i = 0; i < 4; i++)
