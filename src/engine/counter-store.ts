@@ -5,14 +5,16 @@
  * in-process map.
  */
 
-/** Add `hits` to the counter `key`, which lives `ttlSeconds` (refreshed on every hit where supported). */
-export interface CounterIncrement {
-  readonly key: string;
-  readonly hits: number;
-  readonly ttlSeconds: number;
-  /** The limit's unit is SECOND: routed to the per-second Redis when `REDIS_PERSECOND` is on. */
-  readonly perSecond: boolean;
-}
+import type { LimitAlgorithm } from "./algorithms/algorithm-limit.js";
+import type { CounterOperation, SlidingOperation } from "./algorithms/counter-operation.js";
+
+/**
+ * One limit's work for a store (src/engine/algorithms/counter-operation.ts): a fixed window's increment —
+ * the reference's `INCRBY key hits` + `EXPIRE key ttl`, whose operation may leave `kind` out — a sliding
+ * window's increment and read of the previous window, or a token bucket's GCRA step. A store answers a
+ * list of them with one flat list of numbers, `resultCountOf(operation)` per operation, in order.
+ */
+export type CounterIncrement = CounterOperation;
 
 /** Health transitions reported by a store: one generic `backend` health component, whatever the store. */
 export type HealthListener = (healthy: boolean) => void;
@@ -24,6 +26,11 @@ export interface StoreCapabilities {
    * apply. The memcached store says no: the reference ignores that setting there.
    */
   readonly readsWithoutCounting: boolean;
+  /**
+   * The algorithms the store can count (`rate_limit.algorithm`). A rule set asking for another is
+   * refused as a whole; the memcached store counts fixed windows only.
+   */
+  readonly algorithms: readonly LimitAlgorithm[];
 }
 
 /** The span traced around one `increment` call: the reference's name and attributes for that backend. */
@@ -37,13 +44,22 @@ export interface CounterStore {
   readonly name: string;
   readonly capabilities: StoreCapabilities;
   /**
-   * Applies every increment and gives each counter's value after it, in order — directly when the store
-   * can answer at once (memory), else as a promise. Fails with a `BackendError` when the backend fails;
-   * never waits longer than the backend's timeout.
+   * Applies every operation, in order, and gives their values as one flat list (a fixed window's counter
+   * after the increment; see `resultCountOf`) — directly when the store can answer at once (memory), else
+   * as a promise. Fails with a `BackendError` when the backend fails; never waits longer than the
+   * backend's timeout. Operations of kinds outside `capabilities.algorithms` are never sent.
    */
   increment(increments: readonly CounterIncrement[]): number[] | Promise<number[]>;
-  /** Current values (0 when absent), for STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT; directly or as a promise. */
+  /**
+   * The operations' current values without counting (`readOperation`'s shape; absent = 0), for
+   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT; directly or as a promise.
+   */
   read(increments: readonly CounterIncrement[]): number[] | Promise<number[]>;
+  /**
+   * Gives the hits of refused sliding-window requests back (`DECRBY key hits`), in the background: the
+   * caller does not wait, and a failure is only counted and logged by the store.
+   */
+  release(operations: readonly SlidingOperation[]): void;
   /** The span for an `increment` of `increments`; only asked while tracing is on. */
   traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription;
   /** Connects (with the backend's retry policy); resolves once the first connection works. */

@@ -1,3 +1,4 @@
+import type { LimitAlgorithm } from "./algorithms/algorithm-limit.js";
 import type { JsonObject } from "./json-value.js";
 import type { UnitValue } from "./units.js";
 
@@ -44,6 +45,24 @@ export interface RateLimitRule {
   readonly fullKey: string;
   readonly stats: RuleStats;
   readonly metadata: JsonObject | undefined;
+  /**
+   * The extensions (README "Beyond the reference"), each absent for a rule that does not use it: a rule
+   * with none of them is the reference's fixed window, decided by the reference's code path.
+   * `rate_limit.algorithm` (absent = fixed_window).
+   */
+  readonly algorithm?: LimitAlgorithm;
+  /** `rate_limit.unit_multiplier`: the window is this many units long (absent = 1). */
+  readonly unitMultiplier?: number;
+  /** `rate_limit.burst`, token bucket only (absent = requests_per_unit). */
+  readonly burst?: number;
+  /** 0-based place in the descriptor's `rate_limits` list (absent = 0, the first or only limit). */
+  readonly limitIndex?: number;
+  /**
+   * The further limits of a `rate_limits` list (limitIndex 1, 2, …), checked together with this one, which
+   * is the list's first; each has its own name, replaces, algorithm and window, and shares the
+   * descriptor's key, stats, shadow/quota flags and metadata. Absent or empty for a single limit.
+   */
+  readonly stacked?: readonly RateLimitRule[];
 }
 
 /** A `*` pattern over `key_value`, split once at load. */

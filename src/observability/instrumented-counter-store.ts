@@ -40,6 +40,10 @@ export class InstrumentedCounterStore implements CounterStore {
     return this.store.read(increments);
   }
 
+  release(operations: Parameters<CounterStore["release"]>[0]): void {
+    this.store.release(operations);
+  }
+
   start(): Promise<void> {
     return this.store.start();
   }

@@ -1,4 +1,4 @@
-import type { CounterIncrement } from "../../engine/counter-store.js";
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import type { Counter } from "../../engine/rule-set.js";
 import { messageOf } from "../../errors.js";
 import type { StoreThrottledLog } from "../store-context.js";
@@ -54,7 +54,7 @@ export class BackgroundIncrements {
    * before this returns. `absentAtRead` marks a key this replica is about to create.
    */
   start(
-    increment: CounterIncrement,
+    increment: FixedOperation,
     connection: MemcachedConnection | undefined,
     absentAtRead: boolean,
   ): void {
@@ -97,7 +97,7 @@ export class BackgroundIncrements {
     while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 
-  async #count({ key, hits, ttlSeconds }: CounterIncrement, connection: MemcachedConnection | undefined) {
+  async #count({ key, hits, ttlSeconds }: FixedOperation, connection: MemcachedConnection | undefined) {
     if (connection === undefined) {
       this.#stats.incrementError.add(1);
       this.#errors.error(

@@ -1,5 +1,6 @@
 import { promises as dns } from "node:dns";
 import type { ConnectionOptions } from "node:tls";
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -61,7 +62,7 @@ export interface MemcachedStoreOptions {
 export class MemcachedStore implements CounterStore {
   readonly name = "memcache";
   /** The reference ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcached. */
-  readonly capabilities = { readsWithoutCounting: false };
+  readonly capabilities = { readsWithoutCounting: false, algorithms: ["fixed_window"] as const };
   readonly #options: MemcachedStoreOptions;
   readonly #nodes: MemcachedNodes;
   /** Per node label: connections answering, and the node's loss and recovery lines. */
@@ -171,6 +172,9 @@ export class MemcachedStore implements CounterStore {
     return this.#decide(increments, false);
   }
 
+  /** Never called: memcached counts fixed windows only, and only sliding windows release hits. */
+  release(): void {}
+
   /** Resolves once the background increments started so far have been answered (the reference's Flush). */
   settle(): Promise<void> {
     return this.#background.settle();
@@ -191,7 +195,8 @@ export class MemcachedStore implements CounterStore {
     this.#nodes.close();
   }
 
-  async #decide(increments: readonly CounterIncrement[], count: boolean): Promise<number[]> {
+  async #decide(operations: readonly CounterIncrement[], count: boolean): Promise<number[]> {
+    const increments = fixedOnly(operations);
     for (const { key } of increments) {
       const problem = memcachedKeyProblem(key);
       // Refused before anything is sent. (The reference's multi-get fails with ErrMalformedKey and it
@@ -260,4 +265,17 @@ export class MemcachedStore implements CounterStore {
     this.#healthy = healthy;
     for (const listener of this.#listeners) listener(healthy);
   }
+}
+
+/**
+ * The operations as fixed-window increments. Rule sets asking memcached for another algorithm are refused
+ * when they load, so anything else here is a defect, reported as one rather than miscounted.
+ */
+function fixedOnly(operations: readonly CounterIncrement[]): readonly FixedOperation[] {
+  for (const operation of operations) {
+    if (operation.kind !== undefined && operation.kind !== "fixed") {
+      throw new Error(`memcache counts fixed windows only, not a ${operation.kind} operation`);
+    }
+  }
+  return operations as readonly FixedOperation[];
 }

@@ -1,4 +1,10 @@
 import type {
+  BucketOperation,
+  FixedOperation,
+  SlidingOperation,
+} from "../../engine/algorithms/counter-operation.js";
+import { gcraStep } from "../../engine/algorithms/gcra-step.js";
+import type {
   CounterIncrement,
   CounterStore,
   HealthListener,
@@ -44,7 +50,10 @@ const TOUCH_GRANULARITY_MS = 1000;
 const EVICTION_LOG_INTERVAL_MS = 60_000;
 
 interface Entry {
+  /** A window's count; for a token bucket, the whole microseconds of its theoretical arrival time. */
   value: number;
+  /** Token bucket only: the TAT's fraction of a microsecond, in [0, 1). */
+  fractionUs: number;
   expiresAtMs: number;
   /** When the entry last moved to the recent end of the map. */
   touchedAtMs: number;
@@ -75,7 +84,10 @@ export function memoryEntryBytes(key: string): number {
  */
 export class MemoryStore implements CounterStore {
   readonly name = "memory";
-  readonly capabilities = { readsWithoutCounting: true };
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+  };
   readonly #counters = new Map<string, Entry>();
   readonly #nowMs: () => number;
   readonly #sweepIntervalMs: number;
@@ -116,34 +128,55 @@ export class MemoryStore implements CounterStore {
     return this.#maxBytes;
   }
 
+  /**
+   * Fixed windows as INCRBY + EXPIRE; sliding windows the same plus the previous window's count; token
+   * buckets one GCRA step on this process's clock (src/engine/algorithms/gcra-step.ts, the arithmetic the
+   * Redis script runs).
+   */
   increment(increments: readonly CounterIncrement[]): number[] {
     const now = this.#nowMs();
-    const values = new Array<number>(increments.length);
+    const values: number[] = [];
     for (let i = 0; i < increments.length; i++) {
-      const { key, hits, ttlSeconds } = increments[i]!;
-      let entry = this.#counters.get(key);
-      if (entry === undefined) entry = this.#add(key, now);
-      else if (entry.expiresAtMs <= now) {
-        entry.value = 0;
-        this.#touch(key, entry, now);
-      } else if (now - entry.touchedAtMs >= TOUCH_GRANULARITY_MS) this.#touch(key, entry, now);
-      entry.value += hits;
-      entry.expiresAtMs = now + ttlSeconds * 1000;
-      values[i] = entry.value;
+      const operation = increments[i]!;
+      switch (operation.kind) {
+        case undefined:
+        case "fixed":
+          values.push(this.#count(operation, now));
+          break;
+        case "sliding":
+          values.push(this.#count(operation, now), this.#valueOf(operation.previousKey, now));
+          break;
+        case "bucket":
+          values.push(...this.#takeTokens(operation, now));
+          break;
+      }
     }
     return values;
+  }
+
+  /** Gives refused sliding-window hits back; a counter that expired meanwhile stays absent. */
+  release(operations: readonly SlidingOperation[]): void {
+    const now = this.#nowMs();
+    for (const { key, hits } of operations) {
+      const entry = this.#counters.get(key);
+      if (entry !== undefined && entry.expiresAtMs > now) entry.value -= hits;
+    }
   }
 
   traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
     return { name: "Memory Increment Execution", attributes: { "keys length": increments.length } };
   }
 
+  /** Fixed → [count], sliding → [count, previous count], bucket → [1, debt µs]; nothing is written. */
   read(increments: readonly CounterIncrement[]): number[] {
     const now = this.#nowMs();
-    return increments.map(({ key }) => {
-      const entry = this.#counters.get(key);
-      return entry === undefined || entry.expiresAtMs <= now ? 0 : entry.value;
-    });
+    const values: number[] = [];
+    for (const operation of increments) {
+      if (operation.kind === "bucket") values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
+      else values.push(this.#valueOf(operation.key, now));
+      if (operation.kind === "sliding") values.push(this.#valueOf(operation.previousKey, now));
+    }
+    return values;
   }
 
   /** Seconds the counter has left (as Redis `TTL`): -2 when absent or expired. */
@@ -185,9 +218,59 @@ export class MemoryStore implements CounterStore {
     }
   }
 
+  /** INCRBY + EXPIRE: a missing or expired counter starts from 0; the TTL is refreshed on every hit. */
+  #count({ key, hits, ttlSeconds }: FixedOperation | SlidingOperation, now: number): number {
+    const entry = this.#liveEntry(key, now);
+    entry.value += hits;
+    entry.expiresAtMs = now + ttlSeconds * 1000;
+    return entry.value;
+  }
+
+  /** One GCRA step at `floor(now × 1000)` µs → [allowed (1|0), debt µs]; hits 0 reads without writing. */
+  #takeTokens(operation: BucketOperation, now: number): [number, number] {
+    const nowUs = Math.floor(now * 1000);
+    const found = this.#counters.get(operation.key);
+    const stored =
+      found !== undefined && found.expiresAtMs > now
+        ? { wholeUs: found.value, fractionUs: found.fractionUs }
+        : undefined;
+    const step = gcraStep(stored, nowUs, operation.hits, operation.emissionIntervalUs, operation.burst);
+    if (step.tat !== undefined) {
+      const entry = this.#liveEntry(operation.key, now);
+      entry.value = step.tat.wholeUs;
+      entry.fractionUs = step.tat.fractionUs;
+      entry.expiresAtMs = nowUs / 1000 + step.ttlMs;
+    }
+    return [step.allowed ? 1 : 0, step.debtUs];
+  }
+
+  /** The live value of `key`, 0 when absent or expired. */
+  #valueOf(key: string, now: number): number {
+    const entry = this.#counters.get(key);
+    return entry === undefined || entry.expiresAtMs <= now ? 0 : entry.value;
+  }
+
+  /** The entry for `key`, created or reset to 0 when absent or expired, moved to the recent end when due. */
+  #liveEntry(key: string, now: number): Entry {
+    const entry = this.#counters.get(key);
+    if (entry === undefined) return this.#add(key, now);
+    if (entry.expiresAtMs <= now) {
+      entry.value = 0;
+      entry.fractionUs = 0;
+      this.#touch(key, entry, now);
+    } else if (now - entry.touchedAtMs >= TOUCH_GRANULARITY_MS) this.#touch(key, entry, now);
+    return entry;
+  }
+
   /** A new counter at the recent end, after making room for it. */
   #add(key: string, now: number): Entry {
-    const entry: Entry = { value: 0, expiresAtMs: 0, touchedAtMs: now, bytes: memoryEntryBytes(key) };
+    const entry: Entry = {
+      value: 0,
+      fractionUs: 0,
+      expiresAtMs: 0,
+      touchedAtMs: now,
+      bytes: memoryEntryBytes(key),
+    };
     this.#makeRoom(entry.bytes, now);
     this.#counters.set(key, entry);
     this.#bytes += entry.bytes;

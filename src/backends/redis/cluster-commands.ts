@@ -1,5 +1,6 @@
 import calculateSlot from "cluster-key-slot";
 import type { ChainableCommander } from "ioredis";
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
 import { type ClusterConnection, clusterReasonOf } from "./cluster-connection.js";
@@ -27,7 +28,8 @@ export function incrementCounters(
     connection,
     increments,
     options,
-    (pipeline, { key, hits, ttlSeconds }) => {
+    (pipeline, increment) => {
+      const { key, hits, ttlSeconds } = increment as FixedOperation;
       pipeline.incrby(key, hits).expire(key, ttlSeconds);
     },
     2,

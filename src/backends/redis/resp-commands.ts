@@ -2,6 +2,7 @@
  * Redis commands written as RESP2 arrays of bulk strings, as text ready for one socket write. Lengths are
  * in bytes (UTF-8), so keys holding any descriptor value are sent intact.
  */
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 
 /** One bulk string: `$<bytes>\r\n<text>\r\n`. */
@@ -20,7 +21,7 @@ export function encodeCommand(args: readonly string[]): string {
  * `INCRBY key hits` then `EXPIRE key ttl` for every increment, in order: the reference's commands, two
  * replies per increment.
  */
-export function encodeIncrements(increments: readonly CounterIncrement[]): string {
+export function encodeIncrements(increments: readonly FixedOperation[]): string {
   let text = "";
   for (const { key, hits, ttlSeconds } of increments) {
     const k = bulk(key);

@@ -27,6 +27,7 @@ export type CounterCells = Map<string, CounterCell>;
  */
 export function applyOperation(cells: CounterCells, operation: CounterOperation, nowMs: number): number[] {
   switch (operation.kind) {
+    case undefined:
     case "fixed":
       return [incrementCell(cells, operation.key, operation.hits, operation.ttlSeconds, nowMs)];
     case "sliding":
@@ -80,6 +81,7 @@ export function applyBucketOperation(
 export function readOperation(cells: CounterCells, operation: CounterOperation, nowMs: number): number[] {
   const count = liveCell(cells, operation.key, nowMs)?.value ?? 0;
   switch (operation.kind) {
+    case undefined:
     case "fixed":
       return [count];
     case "sliding":

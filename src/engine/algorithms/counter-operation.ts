@@ -9,7 +9,8 @@
  * Read (no write) → `[count]`.
  */
 export interface FixedOperation {
-  readonly kind: "fixed";
+  /** Optional: an increment without a kind is a fixed window's, as every increment was before. */
+  readonly kind?: "fixed";
   readonly key: string;
   readonly hits: number;
   /** The window plus the expiration jitter. */
@@ -58,5 +59,5 @@ export type CounterOperation = FixedOperation | SlidingOperation | BucketOperati
 
 /** How many numbers a store answers for `operation`, for an increment and for a read alike. */
 export function resultCountOf(operation: CounterOperation): 1 | 2 {
-  return operation.kind === "fixed" ? 1 : 2;
+  return operation.kind === "sliding" || operation.kind === "bucket" ? 2 : 1;
 }
