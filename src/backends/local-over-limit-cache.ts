@@ -60,6 +60,10 @@ export class LocalOverLimitCache implements OverLimitCache {
     if (!this.#cache.has(key)) this.rejected++;
   }
 
+  remainingMs(cacheKey: string, requestsPerUnit: number): number {
+    return Math.max(0, this.#cache.getRemainingTTL(`${requestsPerUnit}:${cacheKey}`));
+  }
+
   counts(): LocalCacheCounts {
     return {
       entryCount: this.#cache.size,

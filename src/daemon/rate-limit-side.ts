@@ -59,7 +59,7 @@ export class RateLimitSide {
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     this.#registerHealth(options.health);
-    this.#ruleSource = createRuleSource(settings, stats, logger);
+    this.#ruleSource = createRuleSource(settings, stats, logger, this.#store);
   }
 
   /** Connects the store, then waits for the first rules (unless FORCE_START_WITHOUT_INITIAL_CONFIG). */

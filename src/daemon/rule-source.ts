@@ -1,21 +1,35 @@
 import { buildRuleSetInSlices } from "../config/build-rule-set.js";
 import { FileRuleSource } from "../config/file/file-rule-source.js";
 import type { RuleCompiler, RuleSource } from "../config/rule-source.js";
+import { refuseUnsupportedAlgorithms } from "../config/supported-algorithms.js";
 import { XdsRuleSource } from "../config/xds/xds-rule-source.js";
+import type { CounterStore } from "../engine/counter-store.js";
 import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { Settings } from "../settings/load-settings.js";
 
-/** Where the rules come from (CONFIG_TYPE): an xDS management server, or the runtime directory's files. */
-export function createRuleSource(settings: Settings, stats: StatsRegistry, logger: Logger): RuleSource {
-  const compile: RuleCompiler = (documents, signal) =>
-    buildRuleSetInSlices(documents, {
-      mergeDomainConfig: settings.mergeDomainConfig,
-      maxDescriptors: settings.configMaxDescriptors,
-      signal,
-      statsFor: (key) => stats.pinnedRuleStats(key),
-      debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
-    });
+/**
+ * Where the rules come from (CONFIG_TYPE): an xDS management server, or the runtime directory's files. A
+ * rule set asking `store` for an algorithm it cannot count is refused as a whole.
+ */
+export function createRuleSource(
+  settings: Settings,
+  stats: StatsRegistry,
+  logger: Logger,
+  store: Pick<CounterStore, "name" | "capabilities">,
+): RuleSource {
+  const compile: RuleCompiler = async (documents, signal) =>
+    refuseUnsupportedAlgorithms(
+      await buildRuleSetInSlices(documents, {
+        mergeDomainConfig: settings.mergeDomainConfig,
+        maxDescriptors: settings.configMaxDescriptors,
+        signal,
+        statsFor: (key) => stats.pinnedRuleStats(key),
+        debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
+      }),
+      store.capabilities.algorithms,
+      store.name,
+    );
   return settings.configType === "GRPC_XDS_SOTW"
     ? xdsRuleSource(settings, compile, logger)
     : fileRuleSource(settings, compile, logger);

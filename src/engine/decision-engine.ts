@@ -1,4 +1,8 @@
 import { InvalidArgumentError, ServiceError } from "../errors.js";
+import type { AlgorithmLimit } from "./algorithms/algorithm-limit.js";
+import { resultCountOf, type SlidingOperation } from "./algorithms/counter-operation.js";
+import { operationFor } from "./algorithms/limit-decision.js";
+import { baseKeyFor } from "./algorithms/limit-keys.js";
 import { cacheKeyFor, secondsUntilReset, windowStart } from "./cache-key.js";
 import type { CounterIncrement } from "./counter-store.js";
 import {
@@ -9,14 +13,22 @@ import {
   type DecisionRequest,
   type DescriptorStatus,
 } from "./decision-request.js";
-import { statusFromCounter, statusFromLocalCache } from "./descriptor-status.js";
+import { statusFromCounter, statusFromCounts, statusFromLocalCache } from "./descriptor-status.js";
 import { dynamicMetadataFor } from "./dynamic-metadata.js";
 import type { JsonObject } from "./json-value.js";
+import {
+  algorithmLimitOf,
+  decideParts,
+  limitsOf,
+  type PlannedPart,
+  usesExtensions,
+  wouldRefuse,
+} from "./limit-parts.js";
 import type { OverLimitCache } from "./over-limit-cache.js";
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits.js";
 import { type HeaderNames, responseHeadersFor } from "./response-headers.js";
 import { type MatchedLimit, matchLimit, overrideStatsKey } from "./rule-matcher.js";
-import type { EngineStats, RateLimitRule, RuleSet, RuleStats } from "./rule-set.js";
+import type { EngineStats, RateLimitRule, RuleLevel, RuleSet, RuleStats } from "./rule-set.js";
 import { isValidOverrideUnit, UNIT_SECOND, type UnitValue, unitName, unitSeconds } from "./units.js";
 
 /** Engine behaviour fixed at start-up (from settings). */
@@ -50,14 +62,20 @@ interface ActiveLimit {
   readonly cacheKey: string;
   readonly hits: number;
   readonly localCacheHit: boolean;
-  /** Index into `increments`, or -1 for a local-cache hit. */
+  /** Where its counter is in the store's flat answer, or -1 for a local-cache hit. */
   readonly increment: number;
+  /** A rule using the extensions: one part per limit (src/engine/limit-parts.ts); else undefined. */
+  readonly parts?: readonly PlannedPart[] | undefined;
+  /** Extensions, local-cache hit: how long the cache still holds the key, for the reset. */
+  readonly cacheRemainingMs?: number;
 }
 
 /** Limits after GetLimit, `replaces` and `unlimited`. */
 interface ResolvedLimits {
   readonly effective: readonly (MatchedLimit | undefined)[];
   readonly unlimited: readonly boolean[];
+  /** Per descriptor whose rule uses the extensions: its limits left after `replaces`. */
+  readonly extended: readonly (readonly RateLimitRule[] | undefined)[];
 }
 
 /** Everything decided before the backend is consulted. */
@@ -72,6 +90,14 @@ export interface DecisionPlan {
   readonly incrementLimits: readonly number[];
   /** Whether any active descriptor was answered by the local over-limit cache. */
   readonly anyLocalCacheHit: boolean;
+  /** The clock reading the plan was made with, in ms (the algorithms' windows are planned from it). */
+  readonly nowMs: number;
+  /** Where each increment's values start in the store's flat answer (`resultCountOf` each). */
+  readonly offsets: readonly number[];
+  /** The extensions' limit behind each increment; undefined for the reference's fixed windows. */
+  readonly operationLimits: readonly (AlgorithmLimit | undefined)[];
+  /** Sliding-window increments refused by `complete`, for the store to give back (`release`). */
+  readonly releases: SlidingOperation[];
 }
 
 const UINT32_MAX = 4294967295;
@@ -99,7 +125,12 @@ export class DecisionEngine {
    * Validates the request (the reference's checks, then {@link RequestLimits}) and resolves every
    * descriptor's limit at `nowSeconds` (Unix seconds).
    */
-  plan(rules: RuleSet | undefined, request: DecisionRequest, nowSeconds: number): DecisionPlan {
+  plan(
+    rules: RuleSet | undefined,
+    request: DecisionRequest,
+    nowSeconds: number,
+    nowMs: number = nowSeconds * 1000,
+  ): DecisionPlan {
     if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
     if (request.descriptors.length === 0)
       throw new ServiceError("rate limit descriptor list must not be empty");
@@ -107,17 +138,25 @@ export class DecisionEngine {
     if (rules === undefined) throw new ServiceError("no rate limit configuration loaded");
     const hits = request.descriptors.map((descriptor, i) => validatedHits(descriptor, request.hitsAddend, i));
     const resolved = this.#resolveLimits(rules, request);
-    return this.#planCounters(request, resolved, hits, nowSeconds);
+    return this.#planCounters(request, resolved, hits, nowSeconds, nowMs);
   }
 
   /**
    * Builds the response from the counters after increment (`counters[i]` for `plan.increments[i]`), with
    * `nowSeconds` read after the backend answered.
    */
-  complete(plan: DecisionPlan, counters: ArrayLike<number>, nowSeconds: number): Decision {
+  complete(
+    plan: DecisionPlan,
+    counters: ArrayLike<number>,
+    nowSeconds: number,
+    nowMs: number = nowSeconds * 1000,
+  ): Decision {
     const options = this.#options;
     const statuses = plan.active.map((active) => {
       if (active === undefined) return { ...OK_NO_LIMIT };
+      if (active.parts !== undefined || active.cacheRemainingMs !== undefined) {
+        return this.#extendedStatus(plan, active, counters, nowMs);
+      }
       const windowSeconds = unitSeconds(active.rule.unit);
       const reset = secondsUntilReset(nowSeconds, windowSeconds);
       if (active.localCacheHit) return statusFromLocalCache(active.rule, active.stats, active.hits, reset);
@@ -149,9 +188,13 @@ export class DecisionEngine {
    * (test/unit/engine/decision-stop-increment.test.ts).
    */
   suppressIncrementsWhenOverLimit(plan: DecisionPlan, current: ArrayLike<number> | undefined): void {
-    const over = plan.increments.map(
-      (increment, i) => current !== undefined && current[i]! + increment.hits > plan.incrementLimits[i]!,
-    );
+    const over = plan.increments.map((increment, i) => {
+      if (current === undefined) return false;
+      const offset = plan.offsets[i]!;
+      const limit = plan.operationLimits[i];
+      if (limit === undefined) return current[offset]! + increment.hits > plan.incrementLimits[i]!;
+      return wouldRefuse(limit, increment, increment.hits, current, offset, plan.nowMs);
+    });
     if (current !== undefined && !over.includes(true)) return;
     plan.increments.forEach((increment, i) => {
       if (!over[i]) plan.increments[i] = { ...increment, hits: 0 };
@@ -168,14 +211,26 @@ export class DecisionEngine {
         stats.domainNotFound(request.domain).add(1);
         return undefined;
       }
-      if (descriptor.limit) return this.#overrideLimit(request.domain, descriptor);
+      if (descriptor.limit) return this.#overrideLimit(request.domain, descriptor, root);
       return matchLimit(root, request.domain, descriptor.entries, stats);
     });
     const replaced = new Set<string>();
-    for (const limit of limits) for (const name of limit?.rule.replaces ?? []) replaced.add(name);
+    for (const limit of limits) {
+      if (limit === undefined) continue;
+      for (const name of limit.rule.replaces) replaced.add(name);
+      for (const more of limit.rule.stacked ?? []) for (const name of more.replaces) replaced.add(name);
+    }
     const unlimited = limits.map((limit) => limit?.rule.unlimited === true);
+    const extended: (readonly RateLimitRule[] | undefined)[] = [];
     const effective = limits.map((limit, i) => {
       if (limit === undefined || unlimited[i]) return undefined;
+      if (usesExtensions(limit.rule)) {
+        // Each limit of a `rate_limits` list is replaced on its own name.
+        const kept = limitsOf(limit.rule).filter((rule) => rule.name === "" || !replaced.has(rule.name));
+        if (kept.length === 0) return undefined;
+        extended[i] = kept;
+        return limit;
+      }
       if (limit.rule.name !== "" && replaced.has(limit.rule.name)) return undefined;
       return limit;
     });
@@ -188,13 +243,20 @@ export class DecisionEngine {
         );
       });
     }
-    return { effective, unlimited };
+    return { effective, unlimited, extended };
   }
 
-  #overrideLimit(domain: string, descriptor: DecisionDescriptor): MatchedLimit {
+  /**
+   * A request-level override. It keeps the algorithm of the rule the descriptor matches (found without
+   * touching any stats), with a window of one of its own unit and, for a token bucket, a burst of its own
+   * requests_per_unit; a rule without the extensions leaves it the reference's fixed window.
+   */
+  #overrideLimit(domain: string, descriptor: DecisionDescriptor, root: RuleLevel): MatchedLimit {
     const { requestsPerUnit, unit } = descriptor.limit!;
     const stats = this.#options.stats.ruleStats(overrideStatsKey(domain, descriptor.entries));
+    const algorithm = matchLimit(root, domain, descriptor.entries, UNCOUNTED_STATS)?.rule.algorithm;
     const rule: RateLimitRule = {
+      ...(algorithm !== undefined && algorithm !== "fixed_window" ? { algorithm } : {}),
       requestsPerUnit,
       unit: unit as UnitValue,
       name: "",
@@ -215,16 +277,58 @@ export class DecisionEngine {
     resolved: ResolvedLimits,
     allHits: readonly number[],
     nowSeconds: number,
+    nowMs: number,
   ): DecisionPlan {
     const { cacheKeyPrefix, localCache, expirationJitterMaxSeconds, random } = this.#options;
     const increments: CounterIncrement[] = [];
     const incrementLimits: number[] = [];
+    const offsets: number[] = [];
+    const operationLimits: (AlgorithmLimit | undefined)[] = [];
+    let values = 0;
     let anyLocalCacheHit = false;
     const active = resolved.effective.map((limit, i): ActiveLimit | undefined => {
       if (limit === undefined) return undefined;
       const descriptor = request.descriptors[i]!;
       const hits = allHits[i]!;
       limit.stats.totalHits.add(hits);
+      const extended = resolved.extended[i];
+      if (extended !== undefined) {
+        const baseKey = baseKeyFor(cacheKeyPrefix, request.domain, descriptor.entries, limit.sharePatterns);
+        const parts: PlannedPart[] = [];
+        for (const rule of extended) {
+          const algorithmLimit = algorithmLimitOf(rule);
+          const jitter =
+            expirationJitterMaxSeconds > 0 ? Math.floor(random() * expirationJitterMaxSeconds) : 0;
+          const operation = operationFor(algorithmLimit, baseKey, rule.limitIndex ?? 0, hits, nowMs, jitter);
+          if (operation !== undefined && localCache?.isOverLimit(operation.key, rule.requestsPerUnit)) {
+            anyLocalCacheHit = true;
+            const cacheRemainingMs = localCache.remainingMs?.(operation.key, rule.requestsPerUnit) ?? 1000;
+            const { stats } = limit;
+            const cacheKey = operation.key;
+            return { rule, stats, cacheKey, hits, localCacheHit: true, increment: -1, cacheRemainingMs };
+          }
+          parts.push({ rule, limit: algorithmLimit, operation, offset: -1 });
+        }
+        const placed = parts.map((part): PlannedPart => {
+          if (part.operation === undefined) return part;
+          increments.push(part.operation);
+          incrementLimits.push(part.rule.requestsPerUnit);
+          offsets.push(values);
+          operationLimits.push(part.limit);
+          values += resultCountOf(part.operation);
+          return { ...part, offset: values - resultCountOf(part.operation) };
+        });
+        const first = placed[0]!;
+        return {
+          rule: first.rule,
+          stats: limit.stats,
+          cacheKey: first.operation?.key ?? "",
+          hits,
+          localCacheHit: false,
+          increment: first.offset,
+          parts: placed,
+        };
+      }
       const windowSeconds = unitSeconds(limit.rule.unit);
       const start = windowStart(nowSeconds, windowSeconds);
       const cacheKey = cacheKeyFor(
@@ -247,16 +351,85 @@ export class DecisionEngine {
         perSecond: limit.rule.unit === UNIT_SECOND,
       });
       incrementLimits.push(limit.rule.requestsPerUnit);
+      offsets.push(values);
+      operationLimits.push(undefined);
+      values += 1;
       return {
         rule: limit.rule,
         stats: limit.stats,
         cacheKey,
         hits,
         localCacheHit,
-        increment: increments.length - 1,
+        increment: values - 1,
       };
     });
-    return { request, active, unlimited: resolved.unlimited, increments, incrementLimits, anyLocalCacheHit };
+    return {
+      request,
+      active,
+      unlimited: resolved.unlimited,
+      increments,
+      incrementLimits,
+      anyLocalCacheHit,
+      nowMs,
+      offsets,
+      operationLimits,
+      releases: [],
+    };
+  }
+
+  /**
+   * The status of a descriptor whose rule uses the extensions: OVER_LIMIT when any of its limits is, the
+   * figures of the limit closest to refusing, the stats formulas on the first over limit (else on that
+   * one). Over limits are remembered by the local cache for as long as they certainly stay over, refused
+   * sliding-window hits are queued for release, and a local-cache hit resets when its entry ends.
+   */
+  #extendedStatus(
+    plan: DecisionPlan,
+    active: ActiveLimit,
+    counters: ArrayLike<number>,
+    nowMs: number,
+  ): DescriptorStatus {
+    const { localCache, nearLimitRatio, debug } = this.#options;
+    if (active.parts === undefined) {
+      const reset = Math.max(1, Math.ceil((active.cacheRemainingMs ?? 0) / 1000));
+      return statusFromLocalCache(active.rule, active.stats, active.hits, reset);
+    }
+    const { hits } = active;
+    const decided = decideParts(active.parts, hits, counters, plan.nowMs);
+    decided.outcomes.forEach((outcome, i) => {
+      const part = active.parts![i]!;
+      const operation = part.operation;
+      if (!outcome.over || operation === undefined) return;
+      if (operation.kind === "sliding" && operation.hits > 0) plan.releases.push(operation);
+      // A token bucket's outcome is on the store's clock, read during the round trip: its time counts.
+      const cacheMs = outcome.overLimitCacheMs - (operation.kind === "bucket" ? nowMs - plan.nowMs : 0);
+      if (cacheMs > 0) localCache?.markOverLimit(operation.key, part.rule.requestsPerUnit, cacheMs / 1000);
+    });
+    const chosen = decided.outcomes[decided.chosen]!;
+    const counted = decided.outcomes[decided.counted]!;
+    debug?.(
+      active.parts
+        .map(
+          (part, i) =>
+            `cache key: ${part.operation?.key ?? "(none)"} ${part.limit.algorithm} after: ${decided.outcomes[i]!.after} limit: ${decided.outcomes[i]!.limit}` +
+            (decided.outcomes[i]!.over ? " (over limit)" : ""),
+        )
+        .join("; "),
+    );
+    const status = statusFromCounts(
+      active.parts[decided.chosen]!.rule,
+      active.stats,
+      hits,
+      counted.limit,
+      counted.before,
+      counted.after,
+      nearLimitRatio,
+      decided.over,
+      chosen.resetSeconds,
+    );
+    // Remaining is the chosen limit's, which need not be the limit the stats counted.
+    status.limitRemaining = decided.over ? 0 : chosen.remaining;
+    return status;
   }
 
   /**
@@ -304,6 +477,22 @@ export class DecisionEngine {
     return { overallCode, statuses, responseHeaders: headers, dynamicMetadata };
   }
 }
+
+/** Stats for the override's rule lookup, which must not create or count any. */
+const UNCOUNTED: RuleStats = Object.freeze({
+  key: "",
+  totalHits: { add() {} },
+  overLimit: { add() {} },
+  nearLimit: { add() {} },
+  overLimitWithLocalCache: { add() {} },
+  withinLimit: { add() {} },
+  shadowMode: { add() {} },
+});
+const UNCOUNTED_STATS: EngineStats = {
+  ruleStats: () => UNCOUNTED,
+  domainNotFound: () => UNCOUNTED.totalHits,
+  globalShadowMode: UNCOUNTED.totalHits,
+};
 
 /**
  * Checks what the reference would crash on or mis-count (an override unit outside SECOND…YEAR, an addend

@@ -37,7 +37,10 @@ export const CODE_OK = 1;
 export const CODE_OVER_LIMIT = 2;
 
 /** The part of a limit shown in `current_limit`. */
-export type CurrentLimit = Pick<RateLimitRule, "name" | "requestsPerUnit" | "unit">;
+export type CurrentLimit = Pick<
+  RateLimitRule,
+  "name" | "requestsPerUnit" | "unit" | "unitMultiplier" | "algorithm" | "burst"
+>;
 
 /** `RateLimitResponse.DescriptorStatus` in engine terms. */
 export interface DescriptorStatus {

@@ -20,8 +20,28 @@ export function statusFromCounter(
   // The reference subtracts in uint64: a counter below the addend (possible when an increment was
   // suppressed) wraps to a huge value and is treated as "already over".
   const before = after >= hits ? after - hits : Number.MAX_SAFE_INTEGER;
+  const over = after > limit;
+  return statusFromCounts(rule, stats, hits, limit, before, after, nearLimitRatio, over, resetSeconds);
+}
+
+/**
+ * The same formulas on counter-equivalent figures of any algorithm (src/engine/algorithms/limit-outcome.ts):
+ * `limit`, the value `before` and `after` this request's hits, and whether it is `over` (always
+ * `after > limit`). `rule` is the limit reported in `current_limit`; remaining is `limit − after`.
+ */
+export function statusFromCounts(
+  rule: RateLimitRule,
+  stats: RuleStats,
+  hits: number,
+  limit: number,
+  before: number,
+  after: number,
+  nearLimitRatio: number,
+  over: boolean,
+  resetSeconds: number,
+): DescriptorStatus {
   const near = nearLimitThreshold(limit, nearLimitRatio);
-  if (after > limit) {
+  if (over) {
     if (before >= limit) stats.overLimit.add(hits);
     else {
       stats.overLimit.add(after - limit);

@@ -5,6 +5,8 @@
  */
 export interface OverLimitCache {
   isOverLimit(cacheKey: string, requestsPerUnit: number): boolean;
-  /** Remembers the key as over its limit for `ttlSeconds`. */
+  /** Remembers the key as over its limit for `ttlSeconds` (fractions of a second allowed). */
   markOverLimit(cacheKey: string, requestsPerUnit: number, ttlSeconds: number): void;
+  /** Milliseconds the key is still remembered as over (0 when it is not). */
+  remainingMs?(cacheKey: string, requestsPerUnit: number): number;
 }

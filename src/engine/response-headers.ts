@@ -36,6 +36,18 @@ export function responseHeadersFor(
     }
   }
   if (chosen?.currentLimit === undefined) return [];
+  const limit = chosen.currentLimit;
+  if (limit.algorithm !== undefined) {
+    // The extensions: the limit the remaining counts against (a token bucket's burst) and the status's
+    // own reset, which the algorithm computed (README "Beyond the reference").
+    const ceiling =
+      limit.algorithm === "token_bucket" ? (limit.burst ?? limit.requestsPerUnit) : limit.requestsPerUnit;
+    return [
+      { key: names.limit, value: String(ceiling) },
+      { key: names.remaining, value: String(chosen.limitRemaining) },
+      { key: names.reset, value: String(chosen.durationUntilResetSeconds) },
+    ];
+  }
   return [
     { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
     { key: names.remaining, value: String(chosen.limitRemaining) },

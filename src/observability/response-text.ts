@@ -21,6 +21,7 @@ export function responseText(response: RateLimitResponse): string {
       if (limit.name) fields.push(`name:${JSON.stringify(limit.name)}`);
       if (limit.requestsPerUnit) fields.push(`requests_per_unit:${limit.requestsPerUnit}`);
       if (limit.unit) fields.push(`unit:${RateLimitResponse_RateLimit_Unit[limit.unit]}`);
+      if (limit.unitMultiplier) fields.push(`unit_multiplier:${limit.unitMultiplier}`);
       inner.push(`current_limit:{${fields.join(" ")}}`);
     }
     if (status.limitRemaining) inner.push(`limit_remaining:${status.limitRemaining}`);

@@ -97,7 +97,8 @@ export class RateLimitService {
     const { engine, store, counters } = this.#options;
     let plan: DecisionPlan;
     try {
-      plan = engine.plan(this.#rules, request, Math.floor(this.#nowMs() / 1000));
+      const nowMs = this.#nowMs();
+      plan = engine.plan(this.#rules, request, Math.floor(nowMs / 1000), nowMs);
     } catch (error) {
       counters.serviceError.add(1);
       throw error;
@@ -132,7 +133,11 @@ export class RateLimitService {
   }
 
   #complete(plan: DecisionPlan, values: ArrayLike<number>): Decision {
-    return this.#options.engine.complete(plan, values, Math.floor(this.#nowMs() / 1000));
+    const nowMs = this.#nowMs();
+    const decision = this.#options.engine.complete(plan, values, Math.floor(nowMs / 1000), nowMs);
+    // Refused sliding-window hits go back in the background (README "Beyond the reference").
+    if (plan.releases.length > 0) this.#options.store.release(plan.releases);
+    return decision;
   }
 
   #backendFailure(error: unknown): RatelimitdError {

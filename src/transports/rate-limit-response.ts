@@ -12,6 +12,9 @@ export function rateLimitResponseFromDecision(decision: Decision): RateLimitResp
         name: status.currentLimit.name,
         requestsPerUnit: status.currentLimit.requestsPerUnit,
         unit: status.currentLimit.unit,
+        // Field 4 only for windows of several units: otherwise the reference's bytes.
+        unitMultiplier:
+          (status.currentLimit.unitMultiplier ?? 1) > 1 ? status.currentLimit.unitMultiplier : 0,
       },
       limitRemaining: status.limitRemaining,
       durationUntilReset:

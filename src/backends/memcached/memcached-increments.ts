@@ -53,11 +53,7 @@ export class BackgroundIncrements {
    * Starts counting one increment on `connection` (undefined: no node); its first command is written
    * before this returns. `absentAtRead` marks a key this replica is about to create.
    */
-  start(
-    increment: FixedOperation,
-    connection: MemcachedConnection | undefined,
-    absentAtRead: boolean,
-  ): void {
+  start(increment: FixedOperation, connection: MemcachedConnection | undefined, absentAtRead: boolean): void {
     if (this.#pending.size >= MAX_PENDING) {
       this.#stats.incrementError.add(1);
       this.#errors.error(

@@ -1,5 +1,5 @@
-import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import { isIP } from "node:net";
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
 import { clientReasonOf } from "../client-reason.js";
@@ -103,7 +103,12 @@ export class RespConnectionPool implements RedisDeployment {
 
   /** `counted`: whether this call is one request of the in-flight bound (a window's batch is not). */
   #run(increments: readonly CounterIncrement[], counted: boolean): Promise<number[]> {
-    return this.#send(encodeIncrements(increments as readonly FixedOperation[]), increments.length * 2, 2, counted);
+    return this.#send(
+      encodeIncrements(increments as readonly FixedOperation[]),
+      increments.length * 2,
+      2,
+      counted,
+    );
   }
 
   /** Queues encoded commands on this turn's connection; the promise settles with the kept counters. */

@@ -51,6 +51,8 @@ export interface BucketOperation {
   readonly emissionIntervalUs: number;
   /** Tokens the full bucket holds; the capacity in time is burst × T. */
   readonly burst: number;
+  /** None: the store sets the bucket's time to live from its debt. Present so every kind can be asked. */
+  readonly ttlSeconds?: undefined;
   readonly perSecond: boolean;
 }
 

@@ -189,6 +189,8 @@ export function encodeRateLimitResponseFrame(decision: Decision): Buffer {
       let limitSize = name ? 1 + varintSize(name) + name : 0;
       if (limit.requestsPerUnit) limitSize += 1 + varintSize(limit.requestsPerUnit);
       if (limit.unit) limitSize += 1 + varintSize(limit.unit);
+      const multiplier = limit.unitMultiplier ?? 1;
+      if (multiplier > 1) limitSize += 1 + varintSize(multiplier);
       limitSizes[i] = limitSize;
       statusSize += 1 + varintSize(limitSize) + limitSize;
     }
@@ -235,6 +237,12 @@ export function encodeRateLimitResponseFrame(decision: Decision): Buffer {
         pos = writeVarint(buf, pos, limit.unit);
       }
       if (nameBytes[i]) pos = writeString(buf, pos, 0x1a, limit.name, nameBytes[i]!);
+      const multiplier = limit.unitMultiplier ?? 1;
+      if (multiplier > 1) {
+        // Field 4, unit_multiplier (README "Beyond the reference").
+        buf[pos++] = 0x20;
+        pos = writeVarint(buf, pos, multiplier);
+      }
     }
     if (status.limitRemaining) {
       buf[pos++] = 0x18;

@@ -20,7 +20,11 @@ descriptors:
     rate_limit: { unit: week, requests_per_unit: 10 }
 `);
 
-function ttlsAt(options: Partial<DecisionEngineOptions>, nowSeconds: number, ...pairs: string[]): number[] {
+function ttlsAt(
+  options: Partial<DecisionEngineOptions>,
+  nowSeconds: number,
+  ...pairs: string[]
+): (number | undefined)[] {
   const plan = engineFor(rules, options).plan(
     rules.ruleSet,
     { domain: "d", descriptors: descriptorsOf(...pairs.map((pair) => [pair])), hitsAddend: 1 },
