@@ -144,6 +144,8 @@ async function startServers(redisPort) {
     redis: daemon({ BACKEND_TYPE: "redis" }),
     redisCached: daemon({ BACKEND_TYPE: "redis", LOCAL_CACHE_SIZE_IN_BYTES: "16777216" }),
     redisBatched: daemon({ BACKEND_TYPE: "redis", REDIS_PIPELINE_WINDOW: "100us", REDIS_POOL_SIZE: "2" }),
+    // Sliding windows, token buckets and a stacked rule: bench/rules/extensions/.
+    redisAlgorithms: daemon({ BACKEND_TYPE: "redis", RUNTIME_SUBDIRECTORY: "extensions" }),
     // Users created while deciding: a real SQLite file and production-strength password hashes.
     memoryUsers: daemon({
       BACKEND_TYPE: "memory",
@@ -200,6 +202,31 @@ function defineScenarios(s) {
     }),
     grpc("ratelimitd redis, 1 descriptor", s.redis, 1, { role: "redis1", redis: true, latencyRun: true }),
     grpc("ratelimitd redis, 5 descriptors", s.redis, 5, { role: "redis5", redis: true }),
+    grpc("ratelimitd redis, sliding window, 1 descriptor", s.redisAlgorithms, 1, {
+      role: "sliding1",
+      key: "sw",
+      redis: true,
+    }),
+    grpc("ratelimitd redis, sliding window, 5 descriptors", s.redisAlgorithms, 5, {
+      role: "sliding5",
+      key: "sw",
+      redis: true,
+    }),
+    grpc("ratelimitd redis, token bucket, 1 descriptor", s.redisAlgorithms, 1, {
+      role: "bucket1",
+      key: "tb",
+      redis: true,
+    }),
+    grpc("ratelimitd redis, token bucket, 5 descriptors", s.redisAlgorithms, 5, {
+      role: "bucket5",
+      key: "tb",
+      redis: true,
+    }),
+    grpc("ratelimitd redis, stacked burst + sustained, 1 descriptor", s.redisAlgorithms, 1, {
+      role: "stacked",
+      key: "st",
+      redis: true,
+    }),
     grpc("ratelimitd redis, over limit (local cache)", s.redisCached, 1, {
       role: "cached",
       key: "over",

@@ -75,6 +75,20 @@ export function writeReport({ results, micro, rounds, seconds, load, latencyLoad
       "≥ 0.75",
       byRole.memoryUsers.rps / byRole.memory1.rps >= 0.75,
     ),
+    // The extensions against the fixed window of the same descriptor count (README "Beyond the reference").
+    ...[
+      ["sliding1", "redis1", "sliding window, 1 descriptor"],
+      ["sliding5", "redis5", "sliding window, 5 descriptors"],
+      ["bucket1", "redis1", "token bucket, 1 descriptor"],
+      ["bucket5", "redis5", "token bucket, 5 descriptors"],
+    ].flatMap(([role, fixed, label]) => {
+      const speed = ratio(byRole[role], byRole[fixed]);
+      const redisCpu = byRole[role].redisCpuPerRequestUs / byRole[fixed].redisCpuPerRequestUs;
+      return [
+        target(`Redis ${label}: decisions per CPU-s × fixed window`, speed, "≥ 0.85", speed >= 0.85),
+        target(`Redis ${label}: Redis CPU per decision × fixed window`, redisCpu, "≤ 2", redisCpu <= 2),
+      ];
+    }),
     target(
       "Redis CPU per decision, batched, vs naive (1 descriptor)",
       redisCpuRatio,
