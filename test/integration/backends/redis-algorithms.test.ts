@@ -240,6 +240,23 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     t.strictSame(await store.increment([bucket("b", 1)]), [1, T], "the connection still serves");
   });
 
+  t.test("a release that fails is logged, never thrown at the caller", async (t) => {
+    const server = await startRedis(t);
+    const { store, logs } = await redisStoreFrom(t, { REDIS_URL: server.url });
+    t.strictSame(await store.increment([sliding("r_2", "r_1", 3)]), [3, 0]);
+    await server.stop();
+    t.doesNotThrow(() => store.release([sliding("r_2", "r_1", 3)]));
+    await pollUntil(
+      "the release's error line",
+      async () => logs.find((line) => line.startsWith("error: failed to give back refused hits: ")),
+      { timeoutMs: 5000, intervalMs: 20 },
+    );
+    t.match(
+      logs.find((line) => line.startsWith("error: failed to give back")),
+      /^error: failed to give back refused hits: redis 127\.0\.0\.1:\d+: /,
+    );
+  });
+
   t.test("sentinel: the same scenario on the group's primary", async (t) => {
     const group = await startSentinelGroup(t);
     const { store } = await redisStoreFrom(t, { REDIS_TYPE: "sentinel", REDIS_URL: group.sentinelUrl });
