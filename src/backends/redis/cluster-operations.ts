@@ -86,7 +86,10 @@ export async function applyClusterOperations(
   return values;
 }
 
-/** `DECRBY key hits` for every refused sliding-window request; rejects on the first failure. */
+/**
+ * `DECRBY key hits` + `EXPIRE key ttlSeconds` for every refused sliding-window request (see
+ * `encodeReleases` in resp-operations.ts for the EXPIRE); rejects on the first failure.
+ */
 export async function releaseClusterHits(
   connection: ClusterConnection,
   operations: readonly SlidingOperation[],
@@ -94,11 +97,11 @@ export async function releaseClusterHits(
 ): Promise<void> {
   requireReady(connection, options);
   const parts = operations.map(
-    ({ key, hits }): Part => ({
+    ({ key, hits, ttlSeconds }): Part => ({
       key,
       append: (pipeline) => {
-        pipeline.decrby(key, hits);
-        return 1;
+        pipeline.decrby(key, hits).expire(key, ttlSeconds);
+        return 2;
       },
       take: () => {},
     }),

@@ -72,7 +72,7 @@ export interface RedisDeployment {
   increment(increments: readonly CounterIncrement[]): Promise<number[]>;
   /** The operations' values without counting (GET per key, absent = 0; a bucket's script with 0 hits). */
   read(increments: readonly CounterIncrement[]): Promise<number[]>;
-  /** `DECRBY key hits` per operation, in the background; a failure is only logged. */
+  /** `DECRBY key hits` (+ EXPIRE) per operation, in the background; a failure is only logged. */
   release(operations: readonly SlidingOperation[]): void;
   /** Lets what is in flight finish, then closes every connection. */
   close(): Promise<void>;

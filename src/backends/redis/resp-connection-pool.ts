@@ -108,7 +108,7 @@ export class RespConnectionPool implements RedisDeployment {
   release(operations: readonly SlidingOperation[]): void {
     if (operations.length === 0) return;
     const commands = encodeReleases(operations);
-    this.#send(commands, operations.length, 1, true).catch((error: Error) =>
+    this.#send(commands, operations.length * 2, 2, true).catch((error: Error) =>
       // Nobody waits for a release: a failure costs the client only hits it was refused anyway.
       this.#options.throttledLog.error(
         "redis release",

@@ -54,10 +54,18 @@ export function encodeOperations(
   return { commands, replies };
 }
 
-/** `DECRBY key hits` per refused sliding-window request: one reply each. */
+/**
+ * `DECRBY key hits` + `EXPIRE key ttlSeconds` per refused sliding-window request: two replies each. The
+ * EXPIRE matters only when the counter vanished since it was counted (evicted, flushed): DECRBY then
+ * creates it at -hits, and without a TTL it would stay forever. Otherwise it renews the TTL the
+ * increment set a round trip earlier.
+ */
 export function encodeReleases(operations: readonly SlidingOperation[]): string {
   let commands = "";
-  for (const { key, hits } of operations) commands += encodeCommand(["DECRBY", key, String(hits)]);
+  for (const { key, hits, ttlSeconds } of operations) {
+    commands +=
+      encodeCommand(["DECRBY", key, String(hits)]) + encodeCommand(["EXPIRE", key, String(ttlSeconds)]);
+  }
   return commands;
 }
 

@@ -55,6 +55,7 @@ const bucket = (key: string, hits: number, perSecond = false): BucketOperation =
 interface Deployment {
   get(key: string): Promise<string>;
   set(key: string, value: string): Promise<void>;
+  ttl(key: string): Promise<number>;
   /** SCRIPT FLUSH on every server, and CONFIG RESETSTAT so that commandstats count from zero. */
   flushScriptsAndStats(): Promise<void>;
   /** `calls` of `INFO commandstats` for `command`, summed over every server. */
@@ -66,6 +67,7 @@ function deploymentOf(servers: readonly RedisServer[], cliPrefix: readonly strin
   return {
     get: (key) => first.cli(...cliPrefix, "GET", key),
     set: async (key, value) => void (await first.cli(...cliPrefix, "SET", key, value)),
+    ttl: async (key) => Number(await first.cli(...cliPrefix, "TTL", key)),
     flushScriptsAndStats: async () => {
       for (const server of servers) {
         await server.cli("SCRIPT", "FLUSH");
@@ -108,6 +110,7 @@ const keys = {
   previous: "{tenant}_sliding_1700000000",
   bucket: "{tenant}_bucket",
   freshBucket: "{user}_bucket_after_flush",
+  gone: "{tenant}_sliding_gone",
 };
 
 /**
@@ -176,6 +179,14 @@ async function mixedScenario(
     intervalMs: 20,
   });
   t.equal(await redis.get(keys.fixed), "6", "a release touches only its sliding window");
+  // A counter gone before its release (evicted, flushed) comes back negative, but never without a TTL.
+  store.release([sliding(keys.gone, keys.previous, 2)]);
+  await pollUntil("the release", async () => ((await redis.get(keys.gone)) === "-2" ? true : undefined), {
+    timeoutMs: 5000,
+    intervalMs: 20,
+  });
+  const ttl = await redis.ttl(keys.gone);
+  t.ok(ttl > 115 && ttl <= 120, `TTL ${ttl} s`);
 
   await redis.flushScriptsAndStats();
   const afterFlush = [

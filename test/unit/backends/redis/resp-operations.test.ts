@@ -110,6 +110,12 @@ t.test("any other error reply, or a counter that is not a number, fails the requ
   });
 });
 
-t.test("a release is DECRBY key hits", async (t) => {
-  t.equal(encodeReleases([sliding]), "*3\r\n$6\r\nDECRBY\r\n$3\r\ns_2\r\n$1\r\n3\r\n");
-});
+t.test(
+  "a release is DECRBY key hits, with EXPIRE so that a counter gone meanwhile does not stay",
+  async (t) => {
+    t.equal(
+      encodeReleases([sliding]),
+      "*3\r\n$6\r\nDECRBY\r\n$3\r\ns_2\r\n$1\r\n3\r\n*3\r\n$6\r\nEXPIRE\r\n$3\r\ns_2\r\n$3\r\n120\r\n",
+    );
+  },
+);
