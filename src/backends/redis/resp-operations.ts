@@ -3,7 +3,11 @@
  * primary: their commands as RESP text, and their replies turned into the store's flat values. A request
  * of fixed windows only never comes here; it keeps encodeIncrements and the integer fast path.
  */
-import type { CounterOperation, SlidingOperation } from "../../engine/algorithms/counter-operation.js";
+import type {
+  BucketOperation,
+  CounterOperation,
+  SlidingOperation,
+} from "../../engine/algorithms/counter-operation.js";
 import { DetailedFailure, replyReason } from "../client-reason.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, type RespReply } from "./resp-reply-reader.js";
@@ -177,7 +181,7 @@ function unexpected(reply: RespReply | undefined): DetailedFailure {
   );
 }
 
-function bucketArgs(operation: Extract<CounterOperation, { kind: "bucket" }>, reading: boolean): string[] {
+function bucketArgs(operation: BucketOperation, reading: boolean): string[] {
   return tokenBucketScriptArgs(operation, reading ? 0 : operation.hits);
 }
 
