@@ -77,7 +77,10 @@ t.test("unit_multiplier travels in current_limit field 4, only when greater than
       domain: "x",
       descriptors: [{ entries: [{ key: "bucket", value: "b" }] }],
     });
-    headers.push([reply.overall_code ?? "", ...reply.response_headers_to_add.map((h) => `${h.key}=${h.value}`)]);
+    headers.push([
+      reply.overall_code ?? "",
+      ...reply.response_headers_to_add.map((h) => `${h.key}=${h.value}`),
+    ]);
   }
   t.strictSame(headers, [
     ["OK", "RateLimit-Limit=3", "RateLimit-Remaining=2", "RateLimit-Reset=60"],
@@ -88,36 +91,46 @@ t.test("unit_multiplier travels in current_limit field 4, only when greater than
 });
 
 if (requireBinaries(t, ["memcached"])) {
-  t.test("memcached: a rule set asking for a sliding window is refused whole; the old rules answer", async (t) => {
-    const server = await startMemcached(t);
-    const root = t.testdir({
-      config: { "a.yaml": "domain: a\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n" },
-    });
-    const daemon = await startDaemon({ BACKEND_TYPE: "memcache", MEMCACHE_HOST_PORT: server.url, RUNTIME_ROOT: root });
-    t.teardown(() => daemon.stop());
-    writeFileSync(
-      join(root, "config", "b.yaml"),
-      "domain: b\ndescriptors:\n  - key: s\n    rate_limit: { unit: minute, requests_per_unit: 5, algorithm: sliding_window }\n",
-    );
-    const stats = await pollUntil(
-      "the refused reload",
-      async () => {
-        const body = (await httpRequest(daemon.debugPort, "/stats")).body;
-        return statOf(body, "ratelimit.service.config_load_error") === 1 ? body : undefined;
-      },
-      { timeoutMs: 10_000 },
-    );
-    t.equal(statOf(stats, "ratelimit.service.config_load_success"), 1, "only the first load");
-    t.match(
-      daemon.logs(),
-      "Error loading new configuration: b.s: algorithm sliding_window is not supported by the memcache backend, which counts fixed_window only",
-    );
-    const envoy = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
-    t.teardown(() => envoy.close());
-    const ask = (domain: string, key: string) =>
-      envoy.shouldRateLimit({ domain, descriptors: [{ entries: [{ key, value: "v" }] }] });
-    t.equal((await ask("a", "k")).overall_code, "OK");
-    t.equal((await ask("a", "k")).overall_code, "OVER_LIMIT", "the old rule still limits");
-    t.strictSame((await ask("b", "s")).statuses, [{ code: "OK" }], "the refused domain is not loaded");
-  });
+  t.test(
+    "memcached: a rule set asking for a sliding window is refused whole; the old rules answer",
+    async (t) => {
+      const server = await startMemcached(t);
+      const root = t.testdir({
+        config: {
+          "a.yaml":
+            "domain: a\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n",
+        },
+      });
+      const daemon = await startDaemon({
+        BACKEND_TYPE: "memcache",
+        MEMCACHE_HOST_PORT: server.url,
+        RUNTIME_ROOT: root,
+      });
+      t.teardown(() => daemon.stop());
+      writeFileSync(
+        join(root, "config", "b.yaml"),
+        "domain: b\ndescriptors:\n  - key: s\n    rate_limit: { unit: minute, requests_per_unit: 5, algorithm: sliding_window }\n",
+      );
+      const stats = await pollUntil(
+        "the refused reload",
+        async () => {
+          const body = (await httpRequest(daemon.debugPort, "/stats")).body;
+          return statOf(body, "ratelimit.service.config_load_error") === 1 ? body : undefined;
+        },
+        { timeoutMs: 10_000 },
+      );
+      t.equal(statOf(stats, "ratelimit.service.config_load_success"), 1, "only the first load");
+      t.match(
+        daemon.logs(),
+        "Error loading new configuration: b.s: algorithm sliding_window is not supported by the memcache backend, which counts fixed_window only",
+      );
+      const envoy = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
+      t.teardown(() => envoy.close());
+      const ask = (domain: string, key: string) =>
+        envoy.shouldRateLimit({ domain, descriptors: [{ entries: [{ key, value: "v" }] }] });
+      t.equal((await ask("a", "k")).overall_code, "OK");
+      t.equal((await ask("a", "k")).overall_code, "OVER_LIMIT", "the old rule still limits");
+      t.strictSame((await ask("b", "s")).statuses, [{ code: "OK" }], "the refused domain is not loaded");
+    },
+  );
 }
