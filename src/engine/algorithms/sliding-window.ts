@@ -95,9 +95,20 @@ export function slidingWindowOutcome(
  * is the previous one; after that, nothing is left.
  */
 function estimateAt(offsetMs: number, windowMs: number, previous: number, current: number): number {
-  if (offsetMs < windowMs) return Math.floor(previous * (1 - offsetMs / windowMs)) + current;
-  if (offsetMs < 2 * windowMs) return Math.floor(current * (1 - (offsetMs - windowMs) / windowMs));
+  if (offsetMs < windowMs) return weighted(previous, windowMs - offsetMs, windowMs) + current;
+  if (offsetMs < 2 * windowMs) return weighted(current, 2 * windowMs - offsetMs, windowMs);
   return 0;
+}
+
+/**
+ * floor(count × remainingMs / windowMs) in integers: `count × (1 − elapsed / window)` in doubles lands just
+ * below a whole result (5 × (1 − 0.8) = 0.9999999999999998) and floors one too low, allowing a request over
+ * the limit (test/integration/backends/algorithm-model.test.ts). BigInt once the product passes 2⁵³.
+ */
+function weighted(count: number, remainingMs: number, windowMs: number): number {
+  const product = count * remainingMs;
+  if (Number.isSafeInteger(product)) return Math.floor(product / windowMs);
+  return Number((BigInt(Math.floor(count)) * BigInt(Math.floor(remainingMs))) / BigInt(windowMs));
 }
 
 /**
