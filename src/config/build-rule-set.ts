@@ -1,7 +1,8 @@
 import type { RateLimitRule, RuleLevel, RuleNode, RuleSet, RuleStats } from "../engine/rule-set.js";
-import { unitFromName, unitName } from "../engine/units.js";
+import { unitName } from "../engine/units.js";
 import { compileWildcard } from "../engine/wildcard.js";
 import { ConfigError } from "../errors.js";
+import { compileDescriptorLimit } from "./compile-limit.js";
 import type { DescriptorDocument, RuleDocument } from "./rule-document.js";
 
 export interface BuildRuleSetOptions {
@@ -121,7 +122,7 @@ function* addDescriptors(
     if (level.exact.has(composite)) {
       throw new ConfigError(source, `duplicate descriptor composite key '${fullKey}'`);
     }
-    const limit = descriptor.rateLimit ? compileLimit(descriptor, fullKey, source, options) : undefined;
+    const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor);
     if (descriptor.shareThreshold && !composite.includes("*")) {
       throw new ConfigError(
         source,
@@ -151,43 +152,13 @@ function* addDescriptors(
   }
 }
 
-function compileLimit(
-  descriptor: DescriptorDocument,
-  fullKey: string,
-  source: string,
-  options: BuildRuleSetOptions,
-): RateLimitRule {
-  const policy = descriptor.rateLimit!;
-  const unit = unitFromName(policy.unit);
-  const validUnit = unit !== undefined && unit !== 0;
-  if (policy.unlimited && validUnit) {
-    throw new ConfigError(source, "should not specify rate limit unit when unlimited");
-  }
-  if (!policy.unlimited && !validUnit)
-    throw new ConfigError(source, `invalid rate limit unit '${policy.unit}'`);
-  for (const replaced of policy.replaces) {
-    if (replaced === "") throw new ConfigError(source, "should not have an empty replaces entry");
-    if (replaced === policy.name)
-      throw new ConfigError(source, "replaces should not contain name of same descriptor");
-  }
-  return {
-    requestsPerUnit: policy.requestsPerUnit,
-    unit: validUnit ? unit : 0,
-    name: policy.name,
-    replaces: policy.replaces,
-    unlimited: policy.unlimited,
-    shadowMode: descriptor.shadowMode,
-    quotaMode: descriptor.quotaMode,
-    detailedMetric: descriptor.detailedMetric,
-    fullKey,
-    stats: options.statsFor(fullKey),
-    metadata: descriptor.metadata,
-  };
-}
-
 function limitDebugText(limit: RateLimitRule): string {
-  return (
+  const extensions =
+    limit.algorithm === undefined
+      ? ""
+      : `, algorithm=${limit.algorithm}, burst=${limit.burst}, unit_multiplier=${limit.unitMultiplier}`;
+  const text =
     ` ratelimit={requests_per_unit=${limit.requestsPerUnit}, unit=${unitName(limit.unit)}, ` +
-    `unlimited=${limit.unlimited}, shadow_mode=${limit.shadowMode}, quota_mode=${limit.quotaMode}}`
-  );
+    `unlimited=${limit.unlimited}, shadow_mode=${limit.shadowMode}, quota_mode=${limit.quotaMode}${extensions}}`;
+  return text + (limit.stacked ?? []).map(limitDebugText).join("");
 }

@@ -15,6 +15,11 @@ export interface DescriptorDocument {
   readonly key: string;
   readonly value: string;
   readonly rateLimit: RateLimitDocument | undefined;
+  /**
+   * `rate_limits:`, several limits checked together (README "Beyond the reference"); undefined when the
+   * descriptor does not have the key. Setting it together with `rateLimit` is an error.
+   */
+  readonly rateLimits?: readonly RateLimitDocument[] | undefined;
   readonly descriptors: readonly DescriptorDocument[];
   readonly shadowMode: boolean;
   readonly quotaMode: boolean;
@@ -31,4 +36,10 @@ export interface RateLimitDocument {
   readonly unlimited: boolean;
   readonly name: string;
   readonly replaces: readonly string[];
+  /** `algorithm` as written; undefined when absent (the reference's fixed window). */
+  readonly algorithm?: string | undefined;
+  /** `burst` as written (any number: validated when the rule set is built); undefined when absent. */
+  readonly burst?: number | undefined;
+  /** `unit_multiplier` as written (any number: validated when the rule set is built); undefined when absent. */
+  readonly unitMultiplier?: number | undefined;
 }

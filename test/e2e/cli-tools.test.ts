@@ -1,6 +1,7 @@
 // The command-line tools (the reference's src/client_cmd/main.go and src/config_check_cmd/main.go): output,
 // -json, exit codes.
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { startOtlpGrpcCollector } from "../helpers/otlp-grpc-collector.js";
@@ -339,4 +340,49 @@ t.test("ratelimit-config-check without -config_dir says the flag is required, ex
         "    \twhether to merge configurations referencing the same domain\n",
     );
   }
+});
+
+t.test("ratelimit-config-check: the rule extensions are accepted and their errors reported", async (t) => {
+  const extensions =
+    "domain: ext\ndescriptors:\n" +
+    "  - key: a\n    rate_limit: { unit: minute, requests_per_unit: 60, algorithm: sliding_window }\n" +
+    "  - key: b\n    rate_limit: { unit: second, requests_per_unit: 10, algorithm: token_bucket, burst: 50 }\n" +
+    "  - key: c\n    rate_limit: { unit: minute, unit_multiplier: 5, requests_per_unit: 100 }\n" +
+    "  - key: d\n    rate_limits:\n" +
+    "      - { name: per-second, unit: second, requests_per_unit: 20 }\n" +
+    "      - { name: per-hour, unit: hour, requests_per_unit: 1000, algorithm: sliding_window }\n";
+  const dir = t.testdir({
+    good: { "ext.yaml": extensions },
+    bad: {
+      "ext.yaml":
+        "domain: ext\ndescriptors:\n  - key: a\n    value: b\n" +
+        "    rate_limit: { unit: minute, requests_per_unit: 60, algorithm: leaky_bucket }\n",
+    },
+  });
+  const good = await runCommand("ratelimit-config-check", ["-config_dir", join(dir, "good")]);
+  t.equal(good.code, 0);
+  t.equal(
+    good.stdout,
+    "checking rate limit configs...\n" +
+      `loading config directory: ${join(dir, "good")}\n` +
+      `opening config file: ${join(dir, "good", "ext.yaml")}\n` +
+      "all rate limit configs ok\n",
+  );
+  const bad = await runCommand("ratelimit-config-check", ["-config_dir", join(dir, "bad")]);
+  t.equal(bad.code, 1);
+  t.equal(
+    bad.stdout,
+    "checking rate limit configs...\n" +
+      `loading config directory: ${join(dir, "bad")}\n` +
+      `opening config file: ${join(dir, "bad", "ext.yaml")}\n` +
+      `error loading rate limit configs: ${join(dir, "bad", "ext.yaml")}: rate_limit of 'ext.a_b': ` +
+      "unknown algorithm 'leaky_bucket', valid: fixed_window, sliding_window, token_bucket\n",
+  );
+});
+
+t.test("ratelimit-config-check: the example rules in config/ are valid", async (t) => {
+  const examples = fileURLToPath(new URL("../../config/ratelimit/config", import.meta.url));
+  const run = await runCommand("ratelimit-config-check", ["-config_dir", examples]);
+  t.equal(run.code, 0);
+  t.match(run.stdout, "04-beyond-the-reference.yaml\nall rate limit configs ok\n");
 });

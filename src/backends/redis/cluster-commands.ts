@@ -62,11 +62,7 @@ async function runGrouped(
   append: Append,
   commandsPerKey: number,
 ): Promise<number[]> {
-  if (connection.status !== "ready") {
-    throw new BackendError(`${options.where}: not connected (${connection.status})`, {
-      clientMessage: "redis: not connected",
-    });
-  }
+  requireReady(connection, options);
   const values = new Array<number>(increments.length);
   const groups = bySlot(increments);
   const runGroup = async (indexes: number[]) => {
@@ -84,17 +80,31 @@ async function runGrouped(
   try {
     await forEachBounded(groups, Math.max(1, options.clusterParallelism), runGroup);
   } catch (error) {
-    if (error instanceof BackendError) throw error;
-    const message = (error as Error).message;
-    // ioredis's commandTimeout (set to the same bound) may fire before ours: one wording for both.
-    const timedOut = message === "Command timed out";
-    const reason = timedOut ? `no answer within ${options.timeoutMs} ms` : message;
-    throw new BackendError(`${options.where}: ${reason}`, {
-      cause: error,
-      clientMessage: `redis: ${timedOut ? reason : clusterReasonOf(error)}`,
-    });
+    throw clusterFailure(error, options);
   }
   return values;
+}
+
+/** Fails at once unless the client is connected: commands never wait in an offline queue. */
+export function requireReady(connection: ClusterConnection, options: CommandRunOptions): void {
+  if (connection.status !== "ready") {
+    throw new BackendError(`${options.where}: not connected (${connection.status})`, {
+      clientMessage: "redis: not connected",
+    });
+  }
+}
+
+/** Any failure of a cluster call as a `BackendError` (kept as is when it already is one). */
+export function clusterFailure(error: unknown, options: CommandRunOptions): BackendError {
+  if (error instanceof BackendError) return error;
+  const message = (error as Error).message;
+  // ioredis's commandTimeout (set to the same bound) may fire before ours: one wording for both.
+  const timedOut = message === "Command timed out";
+  const reason = timedOut ? `no answer within ${options.timeoutMs} ms` : message;
+  return new BackendError(`${options.where}: ${reason}`, {
+    cause: error,
+    clientMessage: `redis: ${timedOut ? reason : clusterReasonOf(error)}`,
+  });
 }
 
 /** Indexes of `increments` grouped by hash slot, groups in first-occurrence order. */
@@ -110,7 +120,7 @@ function bySlot(increments: readonly CounterIncrement[]): number[][] {
 }
 
 /** Runs `work` over `items` with at most `limit` in flight; the first failure rejects. */
-async function forEachBounded<T>(
+export async function forEachBounded<T>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<void>,
@@ -123,7 +133,7 @@ async function forEachBounded<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
-function withTimeout<T>(promise: Promise<T>, options: CommandRunOptions): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, options: CommandRunOptions): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     const text = `no answer within ${options.timeoutMs} ms`;

@@ -1,8 +1,11 @@
+import type { SlidingOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError, messageOf } from "../../errors.js";
 import { OutageLog } from "../outage-log.js";
 import { incrementCounters, readCounters } from "./cluster-commands.js";
 import { type ClusterConnection, clusterReasonOf, createClusterConnection } from "./cluster-connection.js";
+import { applyClusterOperations, releaseClusterHits } from "./cluster-operations.js";
+import { onlyFixed } from "./operation-shapes.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
@@ -79,7 +82,24 @@ export class ClusterConnectionPool implements RedisDeployment {
   }
 
   read(increments: readonly CounterIncrement[]): Promise<number[]> {
+    if (!onlyFixed(increments)) {
+      return this.#bounded(() => applyClusterOperations(this.#pick(), increments, true, this.#runOptions()));
+    }
     return this.#bounded(() => readCounters(this.#pick(), increments, this.#runOptions()));
+  }
+
+  release(operations: readonly SlidingOperation[]): void {
+    if (operations.length === 0) return;
+    this.#bounded(async () => {
+      await releaseClusterHits(this.#pick(), operations, this.#runOptions());
+      return [];
+    }).catch((error: Error) =>
+      // Nobody waits for a release: a failure costs the client only hits it was refused anyway.
+      this.#options.throttledLog.error(
+        "redis release",
+        () => `failed to give back refused hits: ${error.message}`,
+      ),
+    );
   }
 
   /**
@@ -130,6 +150,8 @@ export class ClusterConnectionPool implements RedisDeployment {
   }
 
   #run(increments: readonly CounterIncrement[]): Promise<number[]> {
+    if (!onlyFixed(increments))
+      return applyClusterOperations(this.#pick(), increments, false, this.#runOptions());
     return incrementCounters(this.#pick(), increments, this.#runOptions());
   }
 

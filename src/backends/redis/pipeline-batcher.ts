@@ -1,7 +1,10 @@
 import type { CounterIncrement } from "../../engine/counter-store.js";
+import { commandsOf, onlyFixed, resultsOf } from "./operation-shapes.js";
 
 interface Waiting {
   readonly increments: readonly CounterIncrement[];
+  /** Numbers its answer holds: one per fixed window, `resultCountOf` per operation otherwise. */
+  readonly results: number;
   readonly resolve: (values: number[]) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -26,8 +29,10 @@ export class PipelineBatcher {
 
   submit(increments: readonly CounterIncrement[]): Promise<number[]> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ increments, resolve, reject });
-      this.#commands += increments.length * 2;
+      const fixed = onlyFixed(increments);
+      const results = fixed ? increments.length : resultsOf(increments);
+      this.#waiting.push({ increments, results, resolve, reject });
+      this.#commands += fixed ? increments.length * 2 : commandsOf(increments);
       if (this.limitCommands > 0 && this.#commands >= this.limitCommands) this.#flush();
       else if (!this.#scheduled) {
         this.#scheduled = true;
@@ -48,8 +53,8 @@ export class PipelineBatcher {
       (values) => {
         let offset = 0;
         for (const waiting of batch) {
-          waiting.resolve(values.slice(offset, offset + waiting.increments.length));
-          offset += waiting.increments.length;
+          waiting.resolve(values.slice(offset, offset + waiting.results));
+          offset += waiting.results;
         }
       },
       (error: unknown) => {

@@ -1,3 +1,4 @@
+import type { SlidingOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import type { Counter } from "../../engine/rule-set.js";
 import type { StoreGauge, StoreLog, StoreThrottledLog } from "../store-context.js";
@@ -64,10 +65,15 @@ export interface RedisDeployment {
   onActiveChange(listener: (active: number) => void): void;
   /** Waits (with the start-up retry policy) until Redis answers PING, then opens the pool. */
   start(retry: StartupRetryOptions): Promise<void>;
-  /** INCRBY + EXPIRE per increment; the counters after. */
+  /**
+   * Every operation's commands (fixed: INCRBY + EXPIRE; sliding: + GET previousKey; bucket: EVALSHA) in
+   * one round trip; the flat values, `resultCountOf` per operation.
+   */
   increment(increments: readonly CounterIncrement[]): Promise<number[]>;
-  /** GET per key, absent = 0. */
+  /** The operations' values without counting (GET per key, absent = 0; a bucket's script with 0 hits). */
   read(increments: readonly CounterIncrement[]): Promise<number[]>;
+  /** `DECRBY key hits` (+ EXPIRE) per operation, in the background; a failure is only logged. */
+  release(operations: readonly SlidingOperation[]): void;
   /** Lets what is in flight finish, then closes every connection. */
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { resultCountOf, type SlidingOperation } from "../../engine/algorithms/counter-operation.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -5,6 +6,7 @@ import type {
   StoreSpanDescription,
 } from "../../engine/counter-store.js";
 import { ClusterConnectionPool } from "./cluster-connection-pool.js";
+import { commandsOf } from "./operation-shapes.js";
 import type { RedisDeployment, RedisPoolOptions } from "./redis-deployment.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
 import { RespConnectionPool } from "./resp-connection-pool.js";
@@ -21,11 +23,15 @@ export interface RedisStoreOptions {
 
 /**
  * `BACKEND_TYPE=redis`: counters in Redis with the reference's keys and commands (INCRBY + EXPIRE), one
- * round trip per request and deployment, failing fast while Redis is away and resuming by itself.
+ * round trip per request and deployment, failing fast while Redis is away and resuming by itself. Sliding
+ * windows add a GET of the previous window; token buckets run the script of token-bucket-script.ts.
  */
 export class RedisStore implements CounterStore {
   readonly name = "redis";
-  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const };
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+  };
   readonly #main: RedisDeployment;
   readonly #perSecond: RedisDeployment | undefined;
   readonly #options: RedisStoreOptions;
@@ -52,14 +58,17 @@ export class RedisStore implements CounterStore {
     return this.#split(increments, (pool, part) => pool.increment(part));
   }
 
-  /** The reference's span: its pipelines hold INCRBY and EXPIRE per key, per-second keys in their own. */
+  /**
+   * The reference's span: its pipelines hold INCRBY and EXPIRE per key, per-second keys in their own. The
+   * lengths count commands: a sliding window's 3 (with its GET), a token bucket's 1 (EVALSHA).
+   */
   traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
-    const perSecond = this.#perSecond ? increments.filter((i) => i.perSecond).length : 0;
+    const perSecond = this.#perSecond ? commandsOf(increments.filter((i) => i.perSecond)) : 0;
     return {
       name: "Redis Pipeline Execution",
       attributes: {
-        "pipeline length": 2 * (increments.length - perSecond),
-        "perSecondPipeline length": 2 * perSecond,
+        "pipeline length": commandsOf(increments) - perSecond,
+        "perSecondPipeline length": perSecond,
       },
     };
   }
@@ -68,8 +77,14 @@ export class RedisStore implements CounterStore {
     return this.#split(increments, (pool, part) => pool.read(part));
   }
 
-  release(): void {
-    // Sliding windows on Redis: the Redis work of issue 15 fills this in.
+  release(operations: readonly SlidingOperation[]): void {
+    const perSecondPool = this.#perSecond;
+    if (perSecondPool === undefined) {
+      this.#main.release(operations);
+      return;
+    }
+    this.#main.release(operations.filter((o) => !o.perSecond));
+    perSecondPool.release(operations.filter((o) => o.perSecond));
   }
 
   onHealthChange(listener: HealthListener): void {
@@ -100,9 +115,19 @@ export class RedisStore implements CounterStore {
       run(this.#main, main),
       run(perSecondPool, perSecond),
     ]);
+    // Each operation takes its own count of values (a sliding window's or a bucket's two) from its pool's.
+    const values: number[] = [];
     let m = 0;
     let p = 0;
-    return increments.map((i) => (i.perSecond ? perSecondValues[p++]! : mainValues[m++]!));
+    for (const increment of increments) {
+      const count = resultCountOf(increment);
+      if (increment.perSecond) {
+        for (let n = 0; n < count; n++) values.push(perSecondValues[p++]!);
+      } else {
+        for (let n = 0; n < count; n++) values.push(mainValues[m++]!);
+      }
+    }
+    return values;
   }
 
   #updateHealth(): void {

@@ -1,10 +1,11 @@
 import { isIP } from "node:net";
-import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
+import type { FixedOperation, SlidingOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { BackendError } from "../../errors.js";
 import { clientReasonOf } from "../client-reason.js";
 import { OutageLog } from "../outage-log.js";
 import { tlsOptionsFromFiles } from "../tls-files.js";
+import { onlyFixed } from "./operation-shapes.js";
 import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
@@ -16,6 +17,14 @@ import {
   RespConnection,
   type RespConnectionOptions,
 } from "./resp-connection.js";
+import {
+  encodeOperations,
+  encodeReleases,
+  encodeScriptRetries,
+  fillScriptRetries,
+  valuesOfReplies,
+} from "./resp-operations.js";
+import type { RespReply } from "./resp-reply-reader.js";
 import { locatePrimary, verifyPrimary } from "./sentinel-primary.js";
 
 /**
@@ -92,7 +101,20 @@ export class RespConnectionPool implements RedisDeployment {
   }
 
   read(increments: readonly CounterIncrement[]): Promise<number[]> {
+    if (!onlyFixed(increments)) return this.#guarded(() => this.#operations(increments, true));
     return this.#send(encodeReads(increments), increments.length, 1, true);
+  }
+
+  release(operations: readonly SlidingOperation[]): void {
+    if (operations.length === 0) return;
+    const commands = encodeReleases(operations);
+    this.#send(commands, operations.length * 2, 2, true).catch((error: Error) =>
+      // Nobody waits for a release: a failure costs the client only hits it was refused anyway.
+      this.#options.throttledLog.error(
+        "redis release",
+        () => `failed to give back refused hits: ${error.message}`,
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -103,11 +125,44 @@ export class RespConnectionPool implements RedisDeployment {
 
   /** `counted`: whether this call is one request of the in-flight bound (a window's batch is not). */
   #run(increments: readonly CounterIncrement[], counted: boolean): Promise<number[]> {
-    return this.#send(
-      encodeIncrements(increments as readonly FixedOperation[]),
-      increments.length * 2,
-      2,
-      counted,
+    if (onlyFixed(increments)) {
+      const fixed = increments as readonly FixedOperation[];
+      return this.#send(encodeIncrements(fixed), increments.length * 2, 2, counted);
+    }
+    return counted
+      ? this.#guarded(() => this.#operations(increments, false))
+      : this.#operations(increments, false);
+  }
+
+  /**
+   * A request with sliding windows or token buckets: one round trip, its replies read raw. Bucket
+   * operations answered NOSCRIPT (script cache flushed, new server) are sent again with the whole script,
+   * and only they: the counters were already counted once.
+   */
+  async #operations(operations: readonly CounterIncrement[], reading: boolean): Promise<number[]> {
+    const { commands, replies } = encodeOperations(operations, reading);
+    try {
+      const result = valuesOfReplies(operations, await this.#sendRaw(commands, replies), reading);
+      const unknown = result.unknownScript;
+      if (unknown.length > 0) {
+        const retries = encodeScriptRetries(operations, unknown, reading);
+        fillScriptRetries(result, await this.#sendRaw(retries, unknown.length), reading);
+      }
+      return result.values;
+    } catch (error) {
+      if (error instanceof BackendError) throw error;
+      throw this.#failure((error as Error).message, error as Error);
+    }
+  }
+
+  /** Queues commands on this turn's connection; resolves with every reply, error replies included. */
+  #sendRaw(commands: string, replies: number): Promise<RespReply[]> {
+    const connection = this.#turnConnection();
+    if (connection === undefined) return Promise.reject(this.#noConnection());
+    return new Promise((resolve, reject) =>
+      connection.sendRaw(commands, replies, (error, raw) =>
+        error === undefined ? resolve(raw) : reject(error),
+      ),
     );
   }
 

@@ -31,6 +31,9 @@ export interface RespConnectionOptions {
  */
 export type CounterCallback = (error: Error | undefined, values: number[]) => void;
 
+/** Called once with every reply of a batch as read, or the failure that ended it (then `replies` is partial). */
+export type RawCallback = (error: Error | undefined, replies: RespReply[]) => void;
+
 /** A Redis error reply as a failure: the reply's text, for the log and (redirections aside) for clients. */
 function replyFailure(reply: string): DetailedFailure {
   return new DetailedFailure(reply, replyReason(reply));
@@ -142,6 +145,27 @@ export class RespConnection {
    */
   send(commands: string, replies: number, stride: number, done: CounterCallback): void {
     this.#enqueue(new Waiter(replies, stride, performance.now() + this.#options.timeoutMs, done, false));
+    this.#queueOut(commands);
+  }
+
+  /**
+   * Like `send`, but `done` gets every reply as read (error replies included, as `RespError`), for
+   * requests whose replies are not all counters (sliding windows, token buckets). Only call while `ready`.
+   */
+  sendRaw(commands: string, replies: number, done: RawCallback): void {
+    const waiter: Waiter = new Waiter(
+      replies,
+      1,
+      performance.now() + this.#options.timeoutMs,
+      (error) => done(error, waiter.raw!),
+      true,
+    );
+    this.#enqueue(waiter);
+    this.#queueOut(commands);
+  }
+
+  /** Appends to what leaves at the end of this event-loop turn, in one write. */
+  #queueOut(commands: string): void {
     this.#out += commands;
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;

@@ -87,11 +87,23 @@ class FieldDecoder {
     );
   }
 
+  /** A scalar of ours as written: undefined when absent or null, any number as a number. */
+  number(map: Map<unknown, unknown>, key: string, path: readonly YamlPathStep[]): number | undefined {
+    const value = map.get(key);
+    if (value === null || value === undefined) return undefined;
+    if (value instanceof YamlScalar && value.kind !== "bool") return value.value as number;
+    this.#mismatch(value, "uint32", [...path, key]);
+    return undefined;
+  }
+
   #descriptor(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): DescriptorDocument {
+    const rateLimits = this.#rateLimits(map, path);
     return {
       key: this.string(map, "key", path),
       value: this.string(map, "value", path),
       rateLimit: this.#rateLimit(map, path),
+      // Only present when written, so that a plain descriptor keeps the reference's shape.
+      ...(rateLimits === undefined ? {} : { rateLimits }),
       descriptors: this.descriptors(map, path),
       shadowMode: this.bool(map, "shadow_mode", path),
       quotaMode: this.bool(map, "quota_mode", path),
@@ -110,12 +122,36 @@ class FieldDecoder {
       this.#mismatch(value, "config.YamlRateLimit", at);
       return undefined;
     }
+    return this.#limit(value, at);
+  }
+
+  #rateLimits(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): RateLimitDocument[] | undefined {
+    const value = map.get("rate_limits");
+    if (value === null || value === undefined) return undefined;
+    const at = [...path, "rate_limits"];
+    if (!Array.isArray(value)) {
+      this.#mismatch(value, "[]config.YamlRateLimit", at);
+      return undefined;
+    }
+    // The key pass already refused entries that are not maps.
+    return value.map((item, i) => this.#limit(item as Map<unknown, unknown>, [...at, i]));
+  }
+
+  #limit(map: Map<unknown, unknown>, at: readonly YamlPathStep[]): RateLimitDocument {
+    const algorithm =
+      map.has("algorithm") && map.get("algorithm") !== null ? this.string(map, "algorithm", at) : undefined;
+    const burst = this.number(map, "burst", at);
+    const unitMultiplier = this.number(map, "unit_multiplier", at);
     return {
-      requestsPerUnit: this.uint32(value, "requests_per_unit", at),
-      unit: this.string(value, "unit", at),
-      unlimited: this.bool(value, "unlimited", at),
-      name: this.string(value, "name", at),
-      replaces: this.#replaces(value, at),
+      requestsPerUnit: this.uint32(map, "requests_per_unit", at),
+      unit: this.string(map, "unit", at),
+      unlimited: this.bool(map, "unlimited", at),
+      name: this.string(map, "name", at),
+      replaces: this.#replaces(map, at),
+      // Extension fields only when written: a plain limit keeps the reference's shape.
+      ...(algorithm === undefined ? {} : { algorithm }),
+      ...(burst === undefined ? {} : { burst }),
+      ...(unitMultiplier === undefined ? {} : { unitMultiplier }),
     };
   }
 

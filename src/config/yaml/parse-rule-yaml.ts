@@ -3,6 +3,7 @@ import { ConfigError } from "../../errors.js";
 import type { RuleDocument } from "../rule-document.js";
 import { aliasingProblem } from "./alias-expansion.js";
 import { decodeRuleDocument } from "./decode-rule-document.js";
+import { misplacedExtensionKey } from "./extension-key-placement.js";
 import { unmarshalMismatchText } from "./go-format.js";
 import { firstKeyProblem } from "./validate-yaml-keys.js";
 import { lineOfPath } from "./yaml-locations.js";
@@ -27,6 +28,8 @@ export function parseRuleYaml(name: string, source: string): RuleDocument {
   }
   const keyProblem = firstKeyProblem(root);
   if (keyProblem !== undefined) throw new ConfigError(name, keyProblem);
+  const placementProblem = misplacedExtensionKey(root);
+  if (placementProblem !== undefined) throw new ConfigError(name, placementProblem);
   const { document, problems, metadataProblems } = decodeRuleDocument(name, root);
   if (problems.length > 0) {
     const lines = problems.map((p) => `  line ${lineOfPath(source, p.path) ?? 1}: ${p.message}`);

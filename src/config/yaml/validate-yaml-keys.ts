@@ -1,6 +1,13 @@
 import { fitsInt64, goValueText } from "./go-format.js";
 import { YamlScalar } from "./yaml-schema.js";
 
+/**
+ * Keys of ours inside a limit (`rate_limit` or an entry of `rate_limits`). Their scalar values skip the
+ * reference's value check (which says only `error checking config` for a float) so that the rule set
+ * builder can name the rule and the allowed values.
+ */
+export const LIMIT_EXTENSION_KEYS: readonly string[] = ["algorithm", "burst", "unit_multiplier"];
+
 /** Keys allowed anywhere in a rule file: one flat list for every nesting level, as the reference. */
 export const VALID_KEYS: ReadonlySet<string> = new Set([
   "domain",
@@ -19,6 +26,9 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   "value_to_metric",
   "share_threshold",
   "metadata",
+  // The extensions (README "Beyond the reference"); the reference refuses them as unknown keys.
+  "rate_limits",
+  ...LIMIT_EXTENSION_KEYS,
 ]);
 
 /**
@@ -31,6 +41,8 @@ export function firstKeyProblem(map: Map<unknown, unknown>): string | undefined 
     if (typeof key !== "string") return `config error, key is not of type string: ${goValueText(key)}`;
     if (!VALID_KEYS.has(key)) return `config error, unknown key '${key}'`;
     if (key === "metadata") continue;
+    if (LIMIT_EXTENSION_KEYS.includes(key) && (typeof value === "string" || value instanceof YamlScalar))
+      continue;
     const problem = valueProblem(value);
     if (problem !== undefined) return problem;
   }

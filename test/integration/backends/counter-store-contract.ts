@@ -1,8 +1,11 @@
 /**
  * The behaviour every CounterStore must have, run against each backend (memory, Redis in every topology,
- * memcached): Redis semantics for INCRBY + EXPIRE, one call per request, no lost hits.
+ * memcached): Redis semantics for INCRBY + EXPIRE, one call per request, no lost hits. Stores counting
+ * every algorithm (memory, Redis) also answer sliding windows and token buckets in the shapes of
+ * src/engine/algorithms/apply-operation.ts.
  */
 import type { Test } from "tap";
+import type { BucketOperation, SlidingOperation } from "../../../src/engine/algorithms/counter-operation.js";
 import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 
 /** A started store plus a probe of what it holds, for one test. */
@@ -23,6 +26,8 @@ export interface ContractOptions {
    * value, but no hit is lost once settled.
    */
   readonly incrementsLater?: boolean;
+  /** The store counts sliding windows and token buckets too (`capabilities.algorithms`): test them. */
+  readonly allAlgorithms?: boolean;
 }
 
 let unique = 0;
@@ -106,10 +111,91 @@ export function counterStoreContract(
     t.strictSame(await store.increment([inc(slow, 1), inc(fast, 2, 5, true), inc(slow, 1)]), [1, 2, 2]);
   });
 
+  if (options.allAlgorithms) algorithmsContract(t, subject);
+
   t.test("reports healthy once started", async (t) => {
     const { store } = await subject();
     let healthy: boolean | undefined;
     store.onHealthChange((h) => (healthy = h));
     t.equal(healthy, true);
+  });
+}
+
+/** One token a minute: a test's few milliseconds change a bucket's debt by far less than a token. */
+const T = 60_000_000;
+
+const sliding = (key: string, previousKey: string, hits: number): SlidingOperation => ({
+  kind: "sliding",
+  key,
+  previousKey,
+  hits,
+  ttlSeconds: 120,
+  perSecond: false,
+});
+const bucket = (key: string, hits: number, burst = 5): BucketOperation => ({
+  kind: "bucket",
+  key,
+  hits,
+  emissionIntervalUs: T,
+  burst,
+  perSecond: false,
+});
+
+/** Whether `debtUs` is `expectedUs` less the time a clock may have moved since `sinceMs`. */
+function debtWithin(debtUs: number, expectedUs: number, sinceMs: number): boolean {
+  return debtUs <= expectedUs && debtUs >= expectedUs - (Date.now() - sinceMs + 1) * 1000;
+}
+
+function algorithmsContract(t: Test, subject: () => Promise<ContractSubject>): void {
+  t.test("counts every algorithm", async (t) => {
+    const { store } = await subject();
+    t.strictSame(store.capabilities.algorithms, ["fixed_window", "sliding_window", "token_bucket"]);
+  });
+
+  t.test("one flat list: fixed [count], sliding [count, previous], bucket [allowed, debt]", async (t) => {
+    const { store } = await subject();
+    const [f, current, previous, b] = [freshKey("f"), freshKey("s2"), freshKey("s1"), freshKey("b")];
+    await store.increment([inc(previous, 7)]);
+    t.strictSame(await store.increment([inc(f, 2), sliding(current, previous, 3), bucket(b, 2), inc(f, 1)]), [
+      2,
+      3,
+      7,
+      1,
+      2 * T,
+      3,
+    ]);
+    t.strictSame(await store.increment([sliding(freshKey("s"), freshKey("absent"), 1)]), [1, 0]);
+  });
+
+  t.test("a bucket refuses what does not fit and keeps its debt; a read takes nothing", async (t) => {
+    const { store } = await subject();
+    const b = freshKey("bucket");
+    const startedMs = Date.now();
+    t.strictSame(await store.increment([bucket(b, 4)]), [1, 4 * T]);
+    const [allowed, debtUs] = await store.increment([bucket(b, 2)]);
+    t.equal(allowed, 0, "4 + 2 tokens exceed a burst of 5");
+    t.ok(debtWithin(debtUs!, 4 * T, startedMs), `the debt before the request: ${debtUs}`);
+    const [readAllowed, readDebtUs] = await store.read([bucket(b, 9)]);
+    t.equal(readAllowed, 1);
+    t.ok(debtWithin(readDebtUs!, 4 * T, startedMs), `read: ${readDebtUs}`);
+    const [lastAllowed, lastDebtUs] = await store.increment([bucket(b, 1)]);
+    t.equal(lastAllowed, 1, "the last token still fits: neither the refusal nor the read took one");
+    t.ok(debtWithin(lastDebtUs!, 5 * T, startedMs), `full: ${lastDebtUs}`);
+  });
+
+  t.test("sliding reads change nothing; a release gives the hits back", async (t) => {
+    const { store } = await subject();
+    const [current, previous] = [freshKey("s2"), freshKey("s1")];
+    await store.increment([inc(previous, 4), sliding(current, previous, 5)]);
+    t.strictSame(await store.read([sliding(current, previous, 9), inc(current, 9)]), [5, 4, 5]);
+    store.release([sliding(current, previous, 2)]);
+    // A release runs in the background: wait (5 s at most) until it has landed.
+    const deadline = Date.now() + 5000;
+    let values = await store.read([sliding(current, previous, 0)]);
+    while (values[0] !== 3 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      values = await store.read([sliding(current, previous, 0)]);
+    }
+    t.strictSame(values, [3, 4]);
   });
 }

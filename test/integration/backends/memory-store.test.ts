@@ -11,5 +11,5 @@ counterStoreContract(
     t.teardown(() => store.close());
     return { store, ttlSecondsOf: async (key) => store.ttlSecondsOf(key) };
   },
-  { refreshesTtl: true },
+  { refreshesTtl: true, allAlgorithms: true },
 );

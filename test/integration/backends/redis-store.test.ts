@@ -18,7 +18,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
         store: (await redisStoreFrom(t, { REDIS_URL: server.url })).store,
         ttlSecondsOf: async (key) => Number(await server.cli("TTL", key)),
       }),
-      { refreshesTtl: true },
+      { refreshesTtl: true, allAlgorithms: true },
     );
   });
 
@@ -30,7 +30,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
         store: (await redisStoreFrom(t, { REDIS_SOCKET_TYPE: "unix", REDIS_URL: server.socketPath! })).store,
         ttlSecondsOf: async (key) => Number(await server.cli("TTL", key)),
       }),
-      { refreshesTtl: true },
+      { refreshesTtl: true, allAlgorithms: true },
     );
   });
 
@@ -64,7 +64,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
         store: (await redisStoreFrom(t, { ...tlsEnv, REDIS_URL: `localhost:${mutual.port}` })).store,
         ttlSecondsOf: async (key) => Number(await mutual.cli("TTL", key)),
       }),
-      { refreshesTtl: true },
+      { refreshesTtl: true, allAlgorithms: true },
     );
     t.test(
       "server-only TLS: REDIS_TLS_SKIP_HOSTNAME_VERIFICATION checks the chain but not the name",
@@ -117,7 +117,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
         store: (await redisStoreFrom(t, { REDIS_TYPE: "sentinel", REDIS_URL: group.sentinelUrl })).store,
         ttlSecondsOf: async (key) => Number(await group.primary.cli("TTL", key)),
       }),
-      { refreshesTtl: true },
+      { refreshesTtl: true, allAlgorithms: true },
     );
 
     t.test("a master name no sentinel knows: start-up gives every sentinel's answer", async (t) => {
@@ -165,7 +165,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
         store: (await redisStoreFrom(t, { REDIS_TYPE: "cluster", REDIS_URL: cluster.url })).store,
         ttlSecondsOf: async (key) => Number(await cluster.cli(cluster.nodes[0]!.port, "-c", "TTL", key)),
       }),
-      { refreshesTtl: true },
+      { refreshesTtl: true, allAlgorithms: true },
     );
   });
 }

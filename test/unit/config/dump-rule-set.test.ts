@@ -4,6 +4,7 @@
 // order; ratelimitd prints configuration order, so exact text is asserted here.
 import t from "tap";
 import { dumpRuleSet } from "../../../src/config/dump-rule-set.js";
+import { parseRuleYaml } from "../../../src/config/yaml/parse-rule-yaml.js";
 import { buildFixtures, compileRules } from "./config-fixtures.js";
 
 t.test("multi-level config: parents before children, descriptors without rate_limit skipped", async (t) => {
@@ -68,4 +69,31 @@ t.test("empty body when nothing is loaded or nothing has a rate_limit", async (t
   t.equal(dumpRuleSet(undefined), "");
   t.equal(dumpRuleSet(compileRules([])), "");
   t.equal(dumpRuleSet(buildFixtures(["whitelist-descriptor.yaml"])), "");
+});
+
+t.test("rules using the extensions show them; a rate_limits list prints one line per limit", async (t) => {
+  const yaml =
+    "domain: api\ndescriptors:\n" +
+    "  - key: plan\n    value: plain\n    rate_limit: { unit: minute, requests_per_unit: 3 }\n" +
+    "  - key: plan\n    value: bucket\n    shadow_mode: true\n" +
+    "    rate_limit: { unit: minute, requests_per_unit: 100, algorithm: token_bucket, burst: 20, unit_multiplier: 5 }\n" +
+    "  - key: plan\n    value: sliding\n    rate_limit: { unit: hour, requests_per_unit: 50, algorithm: sliding_window }\n" +
+    "  - key: user\n    rate_limits:\n" +
+    "      - { name: burst, unit: second, requests_per_unit: 20, algorithm: token_bucket, burst: 40 }\n" +
+    "      - { name: sustained, unit: hour, requests_per_unit: 1000 }\n" +
+    "  - key: single\n    rate_limits:\n      - { unit: day, requests_per_unit: 9 }\n";
+  t.equal(
+    dumpRuleSet(compileRules([parseRuleYaml("api.yaml", yaml)])),
+    "api.plan_plain: unit=MINUTE requests_per_unit=3, shadow_mode: false, quota_mode: false\n" +
+      "api.plan_bucket: unit=MINUTE requests_per_unit=100, shadow_mode: true, quota_mode: false, " +
+      "algorithm=token_bucket, burst=20, unit_multiplier=5\n" +
+      "api.plan_sliding: unit=HOUR requests_per_unit=50, shadow_mode: false, quota_mode: false, " +
+      "algorithm=sliding_window, unit_multiplier=1\n" +
+      "api.user rate_limits[0]: unit=SECOND requests_per_unit=20, shadow_mode: false, quota_mode: false, " +
+      "algorithm=token_bucket, burst=40, unit_multiplier=1\n" +
+      "api.user rate_limits[1]: unit=HOUR requests_per_unit=1000, shadow_mode: false, quota_mode: false, " +
+      "algorithm=fixed_window, unit_multiplier=1\n" +
+      "api.single: unit=DAY requests_per_unit=9, shadow_mode: false, quota_mode: false, " +
+      "algorithm=fixed_window, unit_multiplier=1\n",
+  );
 });

@@ -126,3 +126,128 @@ descriptors:
     t.equal(back.descriptors[1]!.shareThreshold, false);
   },
 );
+
+t.test(
+  "the extension fields (1000 and up): algorithm, burst, unit_multiplier and rate_limits convert and validate",
+  async (t) => {
+    const config = create(RateLimitConfigSchema, {
+      name: "ext",
+      domain: "ext",
+      descriptors: [
+        {
+          key: "plan",
+          value: "bucket",
+          rateLimit: {
+            unit: 2,
+            requestsPerUnit: 100,
+            algorithm: "token_bucket",
+            burst: 20,
+            unitMultiplier: 5,
+          },
+        },
+        {
+          key: "user",
+          rateLimits: [
+            { name: "burst", unit: 1, requestsPerUnit: 20, algorithm: "token_bucket", burst: 40 },
+            { name: "sustained", unit: 3, requestsPerUnit: 1000, algorithm: "sliding_window" },
+          ],
+        },
+        { key: "plain", rateLimit: { unit: 2, requestsPerUnit: 3 } },
+      ],
+    });
+    const document = ruleDocumentFromConfig(config);
+    t.strictSame(document.descriptors[0]!.rateLimit, {
+      requestsPerUnit: 100,
+      unit: "MINUTE",
+      unlimited: false,
+      name: "",
+      replaces: [],
+      algorithm: "token_bucket",
+      burst: 20,
+      unitMultiplier: 5,
+    });
+    t.strictSame(document.descriptors[1]!.rateLimits, [
+      {
+        requestsPerUnit: 20,
+        unit: "SECOND",
+        unlimited: false,
+        name: "burst",
+        replaces: [],
+        algorithm: "token_bucket",
+        burst: 40,
+      },
+      {
+        requestsPerUnit: 1000,
+        unit: "HOUR",
+        unlimited: false,
+        name: "sustained",
+        replaces: [],
+        algorithm: "sliding_window",
+      },
+    ]);
+    // Zero values and an empty list are "not set": a plain descriptor keeps the reference's shape.
+    t.strictSame(document.descriptors[2]!.rateLimit, {
+      requestsPerUnit: 3,
+      unit: "MINUTE",
+      unlimited: false,
+      name: "",
+      replaces: [],
+    });
+    t.notOk("rateLimits" in document.descriptors[2]!, "no rate_limits on a plain descriptor");
+    t.equal(
+      build(false, config),
+      "ext.plan_bucket: unit=MINUTE requests_per_unit=100, shadow_mode: false, quota_mode: false, " +
+        "algorithm=token_bucket, burst=20, unit_multiplier=5\n" +
+        "ext.user rate_limits[0]: unit=SECOND requests_per_unit=20, shadow_mode: false, quota_mode: false, " +
+        "algorithm=token_bucket, burst=40, unit_multiplier=1\n" +
+        "ext.user rate_limits[1]: unit=HOUR requests_per_unit=1000, shadow_mode: false, quota_mode: false, " +
+        "algorithm=sliding_window, unit_multiplier=1\n" +
+        "ext.plain: unit=MINUTE requests_per_unit=3, shadow_mode: false, quota_mode: false\n",
+    );
+    const both = create(RateLimitConfigSchema, {
+      name: "r3",
+      domain: "d",
+      descriptors: [
+        {
+          key: "k",
+          rateLimit: { unit: 1, requestsPerUnit: 1 },
+          rateLimits: [{ unit: 3, requestsPerUnit: 10 }],
+        },
+      ],
+    });
+    t.throws(() => build(false, both), {
+      message: "r3: descriptor 'd.k' has both rate_limit and rate_limits: use one",
+    });
+    const burstOnWindow = create(RateLimitConfigSchema, {
+      name: "r4",
+      domain: "d",
+      descriptors: [{ key: "k", rateLimit: { unit: 1, requestsPerUnit: 1, burst: 5 } }],
+    });
+    t.throws(() => build(false, burstOnWindow), {
+      message: "r4: rate_limit of 'd.k': burst applies only to algorithm token_bucket, not fixed_window",
+    });
+  },
+);
+
+t.test("YAML with the extensions to xDS and back; values a uint32 cannot carry are reported", async (t) => {
+  const yaml = `domain: ext
+descriptors:
+  - key: plan
+    rate_limit: { unit: minute, requests_per_unit: 100, algorithm: token_bucket, burst: 20, unit_multiplier: 5 }
+  - key: user
+    rate_limits:
+      - { name: burst, unit: second, requests_per_unit: 20, algorithm: token_bucket, burst: 40 }
+      - { name: sustained, unit: hour, requests_per_unit: 1000 }
+  - key: odd
+    rate_limit: { unit: minute, requests_per_unit: 1, algorithm: token_bucket, burst: 2.5 }
+`;
+  const document = parseRuleYaml("ext.yaml", yaml);
+  const { config, dropped } = configFromRuleDocument(document);
+  t.strictSame(dropped, ["ext.odd: rate_limit.burst 2.5"]);
+  const back = ruleDocumentFromConfig(config);
+  t.strictSame(back.descriptors[0]!.rateLimit, { ...document.descriptors[0]!.rateLimit!, unit: "MINUTE" });
+  t.strictSame(back.descriptors[1]!.rateLimits, [
+    { ...document.descriptors[1]!.rateLimits![0]!, unit: "SECOND" },
+    { ...document.descriptors[1]!.rateLimits![1]!, unit: "HOUR" },
+  ]);
+});

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file ratelimit/config/ratelimit/v3/rls_conf.proto.
  */
 export const file_ratelimit_config_ratelimit_v3_rls_conf: GenFile = /*@__PURE__*/
-  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciKrAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IswBCg9SYXRlTGltaXRQb2xpY3kSOgoEdW5pdBgBIAEoDjIsLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFVuaXQSGQoRcmVxdWVzdHNfcGVyX3VuaXQYAiABKA0SEQoJdW5saW1pdGVkGAMgASgIEgwKBG5hbWUYBCABKAkSQQoIcmVwbGFjZXMYBSADKAsyLy5yYXRlbGltaXQuY29uZmlnLnJhdGVsaW1pdC52My5SYXRlTGltaXRSZXBsYWNlIiAKEFJhdGVMaW1pdFJlcGxhY2USDAoEbmFtZRgBIAEoCSpmCg1SYXRlTGltaXRVbml0EgsKB1VOS05PV04QABIKCgZTRUNPTkQQARIKCgZNSU5VVEUQAhIICgRIT1VSEAMSBwoDREFZEAQSCAoEV0VFSxAHEgkKBU1PTlRIEAUSCAoEWUVBUhAGYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciLxAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EkQKC3JhdGVfbGltaXRzGOgHIAMoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeSKKAgoPUmF0ZUxpbWl0UG9saWN5EjoKBHVuaXQYASABKA4yLC5yYXRlbGltaXQuY29uZmlnLnJhdGVsaW1pdC52My5SYXRlTGltaXRVbml0EhkKEXJlcXVlc3RzX3Blcl91bml0GAIgASgNEhEKCXVubGltaXRlZBgDIAEoCBIMCgRuYW1lGAQgASgJEkEKCHJlcGxhY2VzGAUgAygLMi8ucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0UmVwbGFjZRISCglhbGdvcml0aG0Y6AcgASgJEg4KBWJ1cnN0GOkHIAEoDRIYCg91bml0X211bHRpcGxpZXIY6gcgASgNIiAKEFJhdGVMaW1pdFJlcGxhY2USDAoEbmFtZRgBIAEoCSpmCg1SYXRlTGltaXRVbml0EgsKB1VOS05PV04QABIKCgZTRUNPTkQQARIKCgZNSU5VVEUQAhIICgRIT1VSEAMSBwoDREFZEAQSCAoEV0VFSxAHEgkKBU1PTlRIEAUSCAoEWUVBUhAGYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * @generated from message ratelimit.config.ratelimit.v3.RateLimitConfig
@@ -89,6 +89,13 @@ export type RateLimitDescriptor = Message<"ratelimit.config.ratelimit.v3.RateLim
    * @generated from field: google.protobuf.Struct metadata = 8;
    */
   metadata?: JsonObject | undefined;
+
+  /**
+   * Several limits checked together, instead of rate_limit (setting both is an error). Empty = absent.
+   *
+   * @generated from field: repeated ratelimit.config.ratelimit.v3.RateLimitPolicy rate_limits = 1000;
+   */
+  rateLimits: RateLimitPolicy[];
 };
 
 /**
@@ -126,6 +133,27 @@ export type RateLimitPolicy = Message<"ratelimit.config.ratelimit.v3.RateLimitPo
    * @generated from field: repeated ratelimit.config.ratelimit.v3.RateLimitReplace replaces = 5;
    */
   replaces: RateLimitReplace[];
+
+  /**
+   * fixed_window, sliding_window or token_bucket.
+   *
+   * @generated from field: string algorithm = 1000;
+   */
+  algorithm: string;
+
+  /**
+   * token_bucket only: the tokens the bucket holds (default requests_per_unit).
+   *
+   * @generated from field: uint32 burst = 1001;
+   */
+  burst: number;
+
+  /**
+   * The window is this many units long (default 1).
+   *
+   * @generated from field: uint32 unit_multiplier = 1002;
+   */
+  unitMultiplier: number;
 };
 
 /**

@@ -1,0 +1,202 @@
+/**
+ * Requests holding sliding-window or token-bucket operations on a Redis Cluster, and the releases of
+ * refused sliding-window hits. Every command goes with its own key's hash slot, one pipeline per slot as
+ * for fixed windows (cluster-commands.ts): a sliding window's INCRBY + EXPIRE with `key`, its GET with
+ * `previousKey`, which may lie elsewhere; a token bucket's EVALSHA with its key.
+ */
+import calculateSlot from "cluster-key-slot";
+import type { ChainableCommander } from "ioredis";
+import type {
+  BucketOperation,
+  CounterOperation,
+  SlidingOperation,
+} from "../../engine/algorithms/counter-operation.js";
+import { DetailedFailure } from "../client-reason.js";
+import {
+  type CommandRunOptions,
+  clusterFailure,
+  forEachBounded,
+  requireReady,
+  withTimeout,
+} from "./cluster-commands.js";
+import type { ClusterConnection } from "./cluster-connection.js";
+import {
+  parseTokenBucketReply,
+  TOKEN_BUCKET_SCRIPT,
+  TOKEN_BUCKET_SCRIPT_SHA1,
+  tokenBucketScriptArgs,
+} from "./token-bucket-script.js";
+
+type PipelineResult = [error: Error | null, value: unknown];
+
+/** Commands on one key, and what to do with their replies. */
+interface Part {
+  readonly key: string;
+  /** Queues the commands; returns how many replies they give. */
+  readonly append: (pipeline: ChainableCommander) => number;
+  /** Takes the replies (none is an error, NOSCRIPT aside for a bucket). */
+  readonly take: (results: readonly PipelineResult[]) => void;
+}
+
+/**
+ * Counts (or, with `reading`, reads) every operation and answers their values as one flat list,
+ * `resultCountOf` per operation. A bucket whose EVALSHA answers NOSCRIPT is sent again by EVAL, alone.
+ */
+export async function applyClusterOperations(
+  connection: ClusterConnection,
+  operations: readonly CounterOperation[],
+  reading: boolean,
+  options: CommandRunOptions,
+): Promise<number[]> {
+  requireReady(connection, options);
+  const values: number[] = [];
+  const parts: Part[] = [];
+  const unknownScript: { operation: BucketOperation; at: number }[] = [];
+  for (const operation of operations) {
+    const at = values.length;
+    switch (operation.kind) {
+      case undefined:
+      case "fixed":
+        values.push(0);
+        parts.push(counterPart(operation.key, operation.hits, operation.ttlSeconds, reading, values, at));
+        break;
+      case "sliding":
+        values.push(0, 0);
+        parts.push(counterPart(operation.key, operation.hits, operation.ttlSeconds, reading, values, at));
+        parts.push(counterPart(operation.previousKey, 0, 0, true, values, at + 1));
+        break;
+      case "bucket":
+        values.push(0, 0);
+        parts.push(bucketPart(operation, reading, values, at, () => unknownScript.push({ operation, at })));
+        break;
+    }
+  }
+  try {
+    await runParts(connection, parts, options);
+    await Promise.all(
+      unknownScript.map(async ({ operation, at }) => {
+        const args = tokenBucketScriptArgs(operation, reading ? 0 : operation.hits);
+        const reply = await withTimeout(connection.eval(TOKEN_BUCKET_SCRIPT, ...args), options);
+        setBucketValues(values, at, reply, reading);
+      }),
+    );
+  } catch (error) {
+    throw clusterFailure(error, options);
+  }
+  return values;
+}
+
+/**
+ * `DECRBY key hits` + `EXPIRE key ttlSeconds` for every refused sliding-window request (see
+ * `encodeReleases` in resp-operations.ts for the EXPIRE); rejects on the first failure.
+ */
+export async function releaseClusterHits(
+  connection: ClusterConnection,
+  operations: readonly SlidingOperation[],
+  options: CommandRunOptions,
+): Promise<void> {
+  requireReady(connection, options);
+  const parts = operations.map(
+    ({ key, hits, ttlSeconds }): Part => ({
+      key,
+      append: (pipeline) => {
+        pipeline.decrby(key, hits).expire(key, ttlSeconds);
+        return 2;
+      },
+      take: () => {},
+    }),
+  );
+  try {
+    await runParts(connection, parts, options);
+  } catch (error) {
+    throw clusterFailure(error, options);
+  }
+}
+
+/** INCRBY + EXPIRE (the count after), or with `reading` a GET (absent = 0), into `values[at]`. */
+function counterPart(
+  key: string,
+  hits: number,
+  ttlSeconds: number,
+  reading: boolean,
+  values: number[],
+  at: number,
+): Part {
+  return {
+    key,
+    append: (pipeline) => {
+      if (reading) pipeline.get(key);
+      else pipeline.incrby(key, hits).expire(key, ttlSeconds);
+      return reading ? 1 : 2;
+    },
+    take: ([first]) => {
+      const value = first?.[1];
+      const number = value === null || value === undefined ? 0 : Number(value);
+      if (Number.isNaN(number) || (typeof value === "object" && value !== null)) {
+        throw new DetailedFailure(
+          `unexpected reply ${JSON.stringify(value)} for a counter`,
+          "unexpected reply for a counter",
+        );
+      }
+      values[at] = number;
+    },
+  };
+}
+
+function bucketPart(
+  operation: BucketOperation,
+  reading: boolean,
+  values: number[],
+  at: number,
+  unknownScript: () => void,
+): Part {
+  return {
+    key: operation.key,
+    append: (pipeline) => {
+      const args = tokenBucketScriptArgs(operation, reading ? 0 : operation.hits);
+      pipeline.evalsha(TOKEN_BUCKET_SCRIPT_SHA1, ...args);
+      return 1;
+    },
+    take: ([result]) => {
+      if (result?.[0]) unknownScript();
+      else setBucketValues(values, at, result?.[1], reading);
+    },
+  };
+}
+
+/** `[allowed, debtUs]` at `values[at]`; a read answers `[1, debtUs]`. */
+function setBucketValues(values: number[], at: number, reply: unknown, reading: boolean): void {
+  const { allowed, debtUs } = parseTokenBucketReply(reply);
+  values[at] = reading ? 1 : allowed;
+  values[at + 1] = debtUs;
+}
+
+/** One pipeline per hash slot, with bounded parallelism; any error reply but NOSCRIPT fails the call. */
+async function runParts(
+  connection: ClusterConnection,
+  parts: readonly Part[],
+  options: CommandRunOptions,
+): Promise<void> {
+  const groups = new Map<number, Part[]>();
+  for (const part of parts) {
+    const slot = calculateSlot(part.key);
+    const group = groups.get(slot);
+    if (group) group.push(part);
+    else groups.set(slot, [part]);
+  }
+  const runGroup = async (group: readonly Part[]) => {
+    const pipeline = connection.pipeline();
+    const counts = group.map((part) => part.append(pipeline));
+    const results = ((await withTimeout(pipeline.exec(), options)) ?? []) as PipelineResult[];
+    let next = 0;
+    group.forEach((part, n) => {
+      const replies = results.slice(next, next + counts[n]!);
+      next += counts[n]!;
+      if (replies.length < counts[n]!) throw new Error("no reply");
+      const failure = replies.find(([error]) => error && !error.message.startsWith("NOSCRIPT"))?.[0];
+      if (failure) throw failure;
+      part.take(replies);
+    });
+  };
+  await forEachBounded([...groups.values()], Math.max(1, options.clusterParallelism), runGroup);
+}
