@@ -91,7 +91,9 @@ function firstExcess(limit: AlgorithmLimit, allowedAtMs: readonly number[]): str
     const elapsedMs = atMs - index * windowMs;
     const estimate = Math.floor((previous * (windowMs - elapsedMs)) / windowMs) + current;
     if (estimate > limit.requestsPerUnit) {
-      return `at ${elapsedMs} ms into window ${index}: previous ${previous}, current ${current}, estimate ${estimate}`;
+      // Also what the same estimate gives in doubles, to tell rounding from a lost count.
+      const inDoubles = Math.floor(previous * (1 - elapsedMs / windowMs)) + current;
+      return `at ${elapsedMs} ms into window ${index}: previous ${previous}, current ${current}, estimate ${estimate} (${inDoubles} in doubles)`;
     }
   }
   return undefined;
