@@ -73,7 +73,9 @@ class SlidingModel {
     const index = Math.floor(tMs / this.windowMs);
     const previous = this.#counts.get(index - 1) ?? 0;
     const current = this.#counts.get(index) ?? 0;
-    return Math.floor(previous * (1 - (tMs - index * this.windowMs) / this.windowMs)) + current;
+    // In integers: the share of the previous window still inside, floor(previous × left / window).
+    const leftMs = (index + 1) * this.windowMs - tMs;
+    return Math.floor((previous * leftMs) / this.windowMs) + current;
   }
 
   hit(nowMs: number, hits: number): LimitOutcome {
