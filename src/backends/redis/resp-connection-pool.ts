@@ -146,7 +146,7 @@ export class RespConnectionPool implements RedisDeployment {
       const unknown = result.unknownScript;
       if (unknown.length > 0) {
         const retries = encodeScriptRetries(operations, unknown, reading);
-        fillScriptRetries(result, await this.#sendRaw(retries, unknown.length), reading);
+        fillScriptRetries(result, await this.#sendRaw(retries.commands, retries.replies), reading);
       }
       return result.values;
     } catch (error) {

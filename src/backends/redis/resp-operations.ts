@@ -12,10 +12,10 @@ import { DetailedFailure, replyReason } from "../client-reason.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, type RespReply } from "./resp-reply-reader.js";
 import {
-  parseTokenBucketReply,
+  parseTokenBucketReplies,
   TOKEN_BUCKET_SCRIPT,
   TOKEN_BUCKET_SCRIPT_SHA1,
-  tokenBucketScriptArgs,
+  tokenBucketsScriptArgs,
 } from "./token-bucket-script.js";
 
 /** Commands ready for one socket write, and how many replies they produce. */
@@ -25,8 +25,9 @@ export interface EncodedOperations {
 }
 
 /**
- * Counting: fixed → INCRBY + EXPIRE; sliding → INCRBY + EXPIRE + GET previousKey; bucket → EVALSHA.
- * Reading (`reading`): fixed → GET; sliding → GET key + GET previousKey; bucket → EVALSHA with 0 hits.
+ * Counting: fixed → INCRBY + EXPIRE; sliding → INCRBY + EXPIRE + GET previousKey; every bucket together →
+ * one EVALSHA, after the rest. Reading (`reading`): fixed → GET; sliding → GET key + GET previousKey; the
+ * buckets → the same EVALSHA with 0 hits.
  */
 export function encodeOperations(
   operations: readonly CounterOperation[],
@@ -34,6 +35,7 @@ export function encodeOperations(
 ): EncodedOperations {
   let commands = "";
   let replies = 0;
+  const buckets: BucketOperation[] = [];
   for (const operation of operations) {
     switch (operation.kind) {
       case undefined:
@@ -50,10 +52,14 @@ export function encodeOperations(
         replies += reading ? 2 : 3;
         break;
       case "bucket":
-        commands += encodeCommand(["EVALSHA", TOKEN_BUCKET_SCRIPT_SHA1, ...bucketArgs(operation, reading)]);
-        replies += 1;
+        buckets.push(operation);
         break;
     }
+  }
+  if (buckets.length > 0) {
+    // Every bucket of the request in one script call, last: Redis pays the call and TIME once.
+    commands += encodeCommand(["EVALSHA", TOKEN_BUCKET_SCRIPT_SHA1, ...bucketsArgs(buckets, reading)]);
+    replies += 1;
   }
   return { commands, replies };
 }
@@ -73,19 +79,20 @@ export function encodeReleases(operations: readonly SlidingOperation[]): string 
   return commands;
 }
 
-/** The script sent in full (`EVAL`) for each of `operations`, after their EVALSHA answered NOSCRIPT. */
+/**
+ * The script sent in full (`EVAL`) for the bucket operations at `indexes`, after their EVALSHA answered
+ * NOSCRIPT: one call, one reply.
+ */
 export function encodeScriptRetries(
   operations: readonly CounterOperation[],
   indexes: readonly number[],
   reading: boolean,
-): string {
-  let commands = "";
-  for (const index of indexes) {
-    const operation = operations[index]!;
-    if (operation.kind !== "bucket") continue;
-    commands += encodeCommand(["EVAL", TOKEN_BUCKET_SCRIPT, ...bucketArgs(operation, reading)]);
-  }
-  return commands;
+): EncodedOperations {
+  const buckets = indexes.map((index) => operations[index]!).filter(isBucket);
+  return {
+    commands: encodeCommand(["EVAL", TOKEN_BUCKET_SCRIPT, ...bucketsArgs(buckets, reading)]),
+    replies: 1,
+  };
 }
 
 /** What the replies gave: the flat values, and the bucket operations whose script Redis did not know. */
@@ -110,8 +117,8 @@ export function valuesOfReplies(
   const failure = replies.find((reply) => reply instanceof RespError && !isScriptMiss(reply));
   if (failure instanceof RespError) throw new DetailedFailure(failure.message, replyReason(failure.message));
   const values: number[] = [];
-  const unknownScript: number[] = [];
   const offsets: number[] = [];
+  const buckets: number[] = [];
   let next = 0;
   operations.forEach((operation, index) => {
     offsets.push(values.length);
@@ -126,17 +133,19 @@ export function valuesOfReplies(
         else values.push(counterOf(replies[next]), counterOf(replies[next + 2]));
         next += reading ? 2 : 3;
         break;
-      case "bucket": {
-        const reply = replies[next++];
-        if (reply instanceof RespError) {
-          unknownScript.push(index);
-          values.push(0, 0);
-        } else values.push(...bucketValues(reply, reading));
+      case "bucket":
+        // Filled from the one script call that follows the other commands.
+        buckets.push(index);
+        values.push(0, 0);
         break;
-      }
     }
   });
-  return { values, unknownScript, offsets };
+  const result = { values, unknownScript: [] as number[], offsets };
+  if (buckets.length === 0) return result;
+  const reply = replies[next];
+  if (reply instanceof RespError) return { ...result, unknownScript: buckets };
+  fillBuckets(result, buckets, reply, reading);
+  return result;
 }
 
 /** Fills in the values of the retried bucket operations from the replies of {@link encodeScriptRetries}. */
@@ -145,20 +154,27 @@ export function fillScriptRetries(
   replies: readonly RespReply[],
   reading: boolean,
 ): void {
-  result.unknownScript.forEach((index, n) => {
-    const reply = replies[n];
-    if (reply instanceof RespError) throw new DetailedFailure(reply.message, replyReason(reply.message));
-    const [allowed, debtUs] = bucketValues(reply, reading);
-    const at = result.offsets[index]!;
-    result.values[at] = allowed;
+  const reply = replies[0];
+  if (reply instanceof RespError) throw new DetailedFailure(reply.message, replyReason(reply.message));
+  fillBuckets(result, result.unknownScript, reply, reading);
+}
+
+/** Each bucket's `[allowed, debtUs]` from the script's reply; a read answers `[1, debtUs]` (nothing taken). */
+function fillBuckets(
+  result: OperationValues,
+  indexes: readonly number[],
+  reply: RespReply | undefined,
+  reading: boolean,
+): void {
+  parseTokenBucketReplies(reply, indexes.length).forEach(({ allowed, debtUs }, n) => {
+    const at = result.offsets[indexes[n]!]!;
+    result.values[at] = reading ? 1 : allowed;
     result.values[at + 1] = debtUs;
   });
 }
 
-/** `[allowed, debtUs]`; a read answers `[1, debtUs]` (nothing was taken). */
-function bucketValues(reply: RespReply | undefined, reading: boolean): [number, number] {
-  const { allowed, debtUs } = parseTokenBucketReply(reply);
-  return [reading ? 1 : allowed, debtUs];
+function isBucket(operation: CounterOperation): operation is BucketOperation {
+  return operation.kind === "bucket";
 }
 
 /** Only EVALSHA answers NOSCRIPT: the script cache was flushed, or this server never saw the script. */
@@ -181,8 +197,8 @@ function unexpected(reply: RespReply | undefined): DetailedFailure {
   );
 }
 
-function bucketArgs(operation: BucketOperation, reading: boolean): string[] {
-  return tokenBucketScriptArgs(operation, reading ? 0 : operation.hits);
+function bucketsArgs(operations: readonly BucketOperation[], reading: boolean): string[] {
+  return tokenBucketsScriptArgs(operations, (operation) => (reading ? 0 : operation.hits));
 }
 
 function get(key: string): string {

@@ -12,7 +12,8 @@
  *   which reads back as the same double; the reply's debt is text for the same reason (Redis turns a Lua
  *   number into an integer reply, dropping the fraction). A stored value that does not parse counts as
  *   absent and is replaced by the next allowed request.
- * - One key (`KEYS[1]`), so it runs on any cluster node owning the key's slot.
+ * - Several keys in one call must share a Redis: on a cluster (where they must also share a slot) each
+ *   bucket is a call of its own, with one key, so it runs on the node owning that key's slot.
  */
 import { createHash } from "node:crypto";
 import type { BucketOperation } from "../../engine/algorithms/counter-operation.js";
@@ -20,45 +21,56 @@ import { TOKEN_TOLERANCE } from "../../engine/algorithms/gcra-step.js";
 import { BackendError } from "../../errors.js";
 
 /**
- * KEYS[1] the bucket; ARGV hits, T (µs between tokens, as JS `String()` writes the double), burst.
- * Replies `{allowed (1|0), debt µs ("%.17g" text), now µs (TIME)}`.
+ * KEYS[1…n] the buckets; ARGV three per bucket, in order: hits, T (µs between tokens, as JS `String()`
+ * writes the double), burst. One `TIME` for all of them, each step as if taken alone in key order (a key
+ * named twice sees its first step). Replies `{allowed₁ (1|0), debt₁ µs ("%.17g" text), …, allowedₙ,
+ * debtₙ, now µs (TIME)}`: for one bucket `{allowed, debt, now}`. A request's buckets share one call, so
+ * Redis pays the script's call and `TIME` once, not once per bucket.
  */
 export const TOKEN_BUCKET_SCRIPT = `if redis.replicate_commands then redis.replicate_commands() end
-local hits = tonumber(ARGV[1])
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local whole = now
-local fraction = 0
-local stored = redis.call('GET', KEYS[1])
-if stored then
-  local at = string.find(stored, ':', 1, true)
-  if at then
-    local w = tonumber(string.sub(stored, 1, at - 1))
-    local f = tonumber(string.sub(stored, at + 1))
-    if w and f and (w > now or (w == now and f > 0)) then
-      whole = w
-      fraction = f
+local reply = {}
+for i = 1, #KEYS do
+  local hits = tonumber(ARGV[3 * i - 2])
+  local interval = tonumber(ARGV[3 * i - 1])
+  local burst = tonumber(ARGV[3 * i])
+  local whole = now
+  local fraction = 0
+  local stored = redis.call('GET', KEYS[i])
+  if stored then
+    local at = string.find(stored, ':', 1, true)
+    if at then
+      local w = tonumber(string.sub(stored, 1, at - 1))
+      local f = tonumber(string.sub(stored, at + 1))
+      if w and f and (w > now or (w == now and f > 0)) then
+        whole = w
+        fraction = f
+      end
     end
   end
-end
-local step = hits * interval
-local stepWhole = math.floor(step)
-local newWhole = whole + stepWhole
-local newFraction = fraction + (step - stepWhole)
-if newFraction >= 1 then
-  newFraction = newFraction - 1
-  newWhole = newWhole + 1
-end
-local debt = newWhole - now + newFraction
-if debt <= burst * interval + interval * ${TOKEN_TOLERANCE} then
-  if hits > 0 then
-    redis.call('SET', KEYS[1], string.format('%.17g:%.17g', newWhole, newFraction), 'PX', math.ceil(debt / 1000) + 1)
+  local step = hits * interval
+  local stepWhole = math.floor(step)
+  local newWhole = whole + stepWhole
+  local newFraction = fraction + (step - stepWhole)
+  if newFraction >= 1 then
+    newFraction = newFraction - 1
+    newWhole = newWhole + 1
   end
-  return {1, string.format('%.17g', debt), now}
+  local debt = newWhole - now + newFraction
+  if debt <= burst * interval + interval * ${TOKEN_TOLERANCE} then
+    if hits > 0 then
+      redis.call('SET', KEYS[i], string.format('%d:%.17g', newWhole, newFraction), 'PX', math.ceil(debt / 1000) + 1)
+    end
+    reply[2 * i - 1] = 1
+    reply[2 * i] = string.format('%.17g', debt)
+  else
+    reply[2 * i - 1] = 0
+    reply[2 * i] = string.format('%.17g', whole - now + fraction)
+  end
 end
-return {0, string.format('%.17g', whole - now + fraction), now}
+reply[2 * #KEYS + 1] = now
+return reply
 `;
 
 /** SHA1 of {@link TOKEN_BUCKET_SCRIPT} in hex, as `EVALSHA` and `SCRIPT LOAD` name it. */
@@ -73,6 +85,22 @@ export function tokenBucketScriptArgs(
   hits: number = operation.hits,
 ): [numKeys: string, key: string, hits: string, emissionIntervalUs: string, burst: string] {
   return ["1", operation.key, String(hits), String(operation.emissionIntervalUs), String(operation.burst)];
+}
+
+/**
+ * What follows the SHA1 (or the script) for several buckets in one call: numkeys, every key, then hits, T
+ * and burst per bucket. `hitsOf` gives each bucket's hits (0 for a read).
+ */
+export function tokenBucketsScriptArgs(
+  operations: readonly BucketOperation[],
+  hitsOf: (operation: BucketOperation) => number,
+): string[] {
+  const args = [String(operations.length)];
+  for (const operation of operations) args.push(operation.key);
+  for (const operation of operations) {
+    args.push(String(hitsOf(operation)), String(operation.emissionIntervalUs), String(operation.burst));
+  }
+  return args;
 }
 
 /** The script's reply, parsed. A store answers `[allowed, debtUs]` (for a read, `[1, debtUs]`). */
@@ -99,6 +127,21 @@ export function parseTokenBucketReply(reply: unknown): TokenBucketReply {
   throw new BackendError(`redis: unexpected reply to the token bucket script: ${text}`, {
     clientMessage: "redis: unexpected reply to the token bucket script",
   });
+}
+
+/** The reply for `count` buckets: one `[allowed, debtUs]` per bucket, in order. */
+export function parseTokenBucketReplies(reply: unknown, count: number): TokenBucketReply[] {
+  if (!Array.isArray(reply) || reply.length !== 2 * count + 1) {
+    const text = JSON.stringify(reply)?.slice(0, 200);
+    throw new BackendError(`redis: unexpected reply to the token bucket script: ${text}`, {
+      clientMessage: "redis: unexpected reply to the token bucket script",
+    });
+  }
+  const steps: TokenBucketReply[] = [];
+  for (let i = 0; i < count; i++) {
+    steps.push(parseTokenBucketReply([reply[2 * i], reply[2 * i + 1], reply[2 * count]]));
+  }
+  return steps;
 }
 
 function numberOf(value: unknown): number {

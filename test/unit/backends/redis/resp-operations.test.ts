@@ -76,25 +76,35 @@ t.test("replies become resultCountOf values per operation, in order", async (t) 
   t.strictSame(valuesOfReplies([bucket], [[0, "250", 1]], false).values, [0, 250], "refused");
 });
 
-t.test("a NOSCRIPT reply marks the bucket for EVAL; only the buckets are sent again", async (t) => {
-  const other: BucketOperation = { ...bucket, key: "b2" };
-  const noscript = new RespError("NOSCRIPT No matching script. Please use EVAL.");
-  const result = valuesOfReplies([bucket, fixed, other], [noscript, 3, 1, noscript], false);
-  t.strictSame(result.unknownScript, [0, 2]);
-  const retries = encodeScriptRetries([bucket, fixed, other], result.unknownScript, false);
-  t.equal(retries.match(/\*7\r\n\$4\r\nEVAL\r\n/g)?.length, 2);
-  t.notMatch(retries, /INCRBY|EVALSHA/);
-  t.ok(retries.includes(TOKEN_BUCKET_SCRIPT));
-  fillScriptRetries(
-    result,
-    [
-      [1, "400000", 1],
-      [1, "800000.5", 1],
-    ],
-    false,
+t.test("every bucket of a request goes in one EVALSHA, after the other commands", async (t) => {
+  const other: BucketOperation = { ...bucket, key: "b2", hits: 1, burst: 3 };
+  const { commands, replies } = encodeOperations([bucket, fixed, other], false);
+  t.equal(replies, 2 + 1);
+  t.equal(
+    commands,
+    `${encodeIncrements([fixed])}*11\r\n$7\r\nEVALSHA\r\n$40\r\n${TOKEN_BUCKET_SCRIPT_SHA1}\r\n$1\r\n2\r\n` +
+      "$1\r\nb\r\n$2\r\nb2\r\n$1\r\n4\r\n$6\r\n100000\r\n$2\r\n10\r\n$1\r\n1\r\n$6\r\n100000\r\n$1\r\n3\r\n",
   );
-  t.strictSame(result.values, [1, 400_000, 3, 1, 800_000.5]);
+  const values = valuesOfReplies([bucket, fixed, other], [3, 1, [1, "400000", 0, "250", 7]], false);
+  t.strictSame(values, { values: [1, 400_000, 3, 0, 250], unknownScript: [], offsets: [0, 2, 3] });
 });
+
+t.test(
+  "a NOSCRIPT reply marks the buckets for EVAL; only the buckets are sent again, in one call",
+  async (t) => {
+    const other: BucketOperation = { ...bucket, key: "b2" };
+    const noscript = new RespError("NOSCRIPT No matching script. Please use EVAL.");
+    const result = valuesOfReplies([bucket, fixed, other], [3, 1, noscript], false);
+    t.strictSame(result.unknownScript, [0, 2]);
+    const retries = encodeScriptRetries([bucket, fixed, other], result.unknownScript, false);
+    t.equal(retries.replies, 1);
+    t.equal(retries.commands.match(/\*11\r\n\$4\r\nEVAL\r\n/g)?.length, 1);
+    t.notMatch(retries.commands, /INCRBY|EVALSHA/);
+    t.ok(retries.commands.includes(TOKEN_BUCKET_SCRIPT));
+    fillScriptRetries(result, [[1, "400000", 1, "800000.5", 1]], false);
+    t.strictSame(result.values, [1, 400_000, 3, 1, 800_000.5]);
+  },
+);
 
 t.test("any other error reply, or a counter that is not a number, fails the request", async (t) => {
   t.throws(() => valuesOfReplies([fixed, bucket], [new RespError("WRONGTYPE x"), 1, [1, "0", 1]], false), {
