@@ -231,6 +231,33 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     });
   });
 
+  t.test(
+    "single: a request's buckets share one EVALSHA, each stepped in key order (a key named twice sees its first step)",
+    async (t) => {
+      const server = await startRedis(t);
+      const proxy = await startRoundTripProxy(t, { host: "127.0.0.1", port: server.port });
+      const { store } = await redisStoreFrom(t, { REDIS_URL: proxy.url, REDIS_POOL_SIZE: "1" });
+      const redis = deploymentOf([server]);
+      const request = [bucket("mb_a", 2), fixed("mb_f", 1), bucket("mb_b", 6), bucket("mb_a", 3)];
+      // The first call on a fresh server: NOSCRIPT, then one EVAL for all three steps.
+      const first = await store.increment(request);
+      // a: 2 fit (debt 2T); f: 1; b: 6 > burst 5, refused (debt 0); a again: 2 + 3 = 5 fit (debt 5T).
+      t.strictSame(first, [1, 2 * T, 1, 0, 0, 1, 5 * T]);
+      t.equal(await redis.calls("eval"), 1, "one EVAL for the three buckets");
+      t.equal(await redis.calls("incrby"), 1, "the increment was not sent again");
+      proxy.reset();
+      const second = await store.increment([bucket("mb_b", 1), bucket("mb_a", 1), bucket("mb_c", 5)]);
+      t.equal(proxy.roundTrips(), 1);
+      t.equal(await redis.calls("evalsha"), 2, "one EVALSHA per request");
+      t.strictSame([second[0], second[2], second[4], second[5]], [1, 0, 1, 5 * T]);
+      assertDebt(t, second[1]!, T, 1000, "b: one token");
+      assertDebt(t, second[3]!, 5 * T, 1000, "a: full, refused, nothing taken");
+      const read = await store.read([bucket("mb_a", 4), bucket("mb_c", 4)]);
+      t.strictSame([read[0], read[2]], [1, 1], "a read takes nothing");
+      t.equal((await redis.get("mb_c")).split(":").length, 2, "the TAT is stored as whole:fraction");
+    },
+  );
+
   t.test("single: error replies fail the request as a BackendError", async (t) => {
     const server = await startRedis(t);
     const { store } = await redisStoreFrom(t, { REDIS_URL: server.url });
