@@ -55,6 +55,40 @@ const request5 = rateLimitRequest(5);
 const bytes1 = toBinary(RateLimitRequestSchema, request1);
 const decision = engine.complete(engine.plan(rules, request1, 1_800_000_000), [1], 1_800_000_000);
 
+// The extensions (README "Beyond the reference"): the same calls for sliding windows and token buckets.
+const extended = buildRuleSet(
+  [
+    parseRuleYaml(
+      "extensions.yaml",
+      `domain: bench
+descriptors:
+${[0, 1, 2, 3, 4]
+  .map(
+    (i) => `  - key: sw${i}
+    rate_limit: { unit: hour, requests_per_unit: 1000, algorithm: sliding_window }
+  - key: tb${i}
+    rate_limit: { unit: hour, requests_per_unit: 1000, algorithm: token_bucket }`,
+  )
+  .join("\n")}
+`,
+    ),
+  ],
+  { mergeDomainConfig: false, statsFor: (key) => registry.pinnedRuleStats(key) },
+);
+const NOW_MS = 1_800_000_123_456;
+const decideExtended = (request, values) =>
+  engine.complete(
+    engine.plan(extended, request, Math.floor(NOW_MS / 1000), NOW_MS),
+    values,
+    Math.floor(NOW_MS / 1000),
+    NOW_MS,
+  );
+const sliding1 = rateLimitRequest(1, "sw");
+const sliding5 = rateLimitRequest(5, "sw");
+const bucket1 = rateLimitRequest(1, "tb");
+const bucket5 = rateLimitRequest(5, "tb");
+const twice = (values) => values.flatMap((v) => [v, v]);
+
 const cases = {
   "match: one exact entry": () => matchLimit(root, "bench", entriesExact, registry),
   "match: two levels, wildcard": () => matchLimit(root, "bench", entriesWildcard, registry),
@@ -63,6 +97,12 @@ const cases = {
     engine.complete(engine.plan(rules, request1, 1_800_000_000), [1], 1_800_000_000),
   "engine plan + complete, 5 descriptors": () =>
     engine.complete(engine.plan(rules, request5, 1_800_000_000), [1, 1, 1, 1, 1], 1_800_000_000),
+  "engine plan + complete, sliding window, 1 descriptor": () => decideExtended(sliding1, [1, 1]),
+  "engine plan + complete, sliding window, 5 descriptors": () =>
+    decideExtended(sliding5, twice([1, 1, 1, 1, 1])),
+  "engine plan + complete, token bucket, 1 descriptor": () => decideExtended(bucket1, [1, 3_600_000]),
+  "engine plan + complete, token bucket, 5 descriptors": () =>
+    decideExtended(bucket5, [1, 3_600_000, 1, 3_600_000, 1, 3_600_000, 1, 3_600_000, 1, 3_600_000]),
   "stats: counter add": () => registry.globalShadowMode.add(1),
   "protobuf-es: decode request (1 descriptor)": () => fromBinary(RateLimitRequestSchema, bytes1),
   "protobuf-es: build + encode response": () =>
