@@ -43,6 +43,16 @@ export function compileDescriptorLimit(
     }
     names.add(policy.name);
   }
+  list.forEach((policy, index) => {
+    // Its own name and an empty entry are the reference's checks, made with its texts below.
+    const sibling = policy.replaces.find((name) => name !== "" && name !== policy.name && names.has(name));
+    if (sibling !== undefined) {
+      throw new ConfigError(
+        source,
+        `rate_limits[${index}] of '${fullKey}': replaces '${sibling}', a limit of the same rate_limits list`,
+      );
+    }
+  });
   const stats = statsFor(fullKey);
   const [first, ...stacked] = list.map((policy, index) =>
     compileLimit(descriptor, policy, {
@@ -124,7 +134,36 @@ function compileLimit(
         `it must be positive and at most ${MAX_WINDOW_SECONDS} seconds (100 years)`,
     );
   }
+  if (algorithm === "token_bucket") checkBucket(policy.requestsPerUnit, burst, windowSeconds, source, where);
   return { ...rule, algorithm, unitMultiplier, burst, limitIndex: index ?? 0 };
+}
+
+/**
+ * A bucket that never refills (requests_per_unit 0) refuses every hit, so a burst would mean nothing; and a
+ * full bucket's debt, burst × window / requests_per_unit, stays within the longest window so that its
+ * time in microseconds is exact.
+ */
+function checkBucket(
+  rate: number,
+  burst: number,
+  windowSeconds: number,
+  source: string,
+  where: string,
+): void {
+  if (rate === 0 && burst !== 0) {
+    throw new ConfigError(
+      source,
+      `${where}: burst needs requests_per_unit above 0 (a token bucket of rate 0 refuses every hit)`,
+    );
+  }
+  const capacitySeconds = rate === 0 ? 0 : (burst * windowSeconds) / rate;
+  if (capacitySeconds > MAX_WINDOW_SECONDS) {
+    throw new ConfigError(
+      source,
+      `${where}: a full bucket of ${burst} tokens takes ${Math.ceil(capacitySeconds)} seconds to refill; ` +
+        `it must be at most ${MAX_WINDOW_SECONDS} seconds (100 years)`,
+    );
+  }
 }
 
 /** The extension keys a limit sets, as YAML spells them. */

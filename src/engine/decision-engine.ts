@@ -307,7 +307,7 @@ export class DecisionEngine {
             const cacheKey = operation.key;
             return { rule, stats, cacheKey, hits, localCacheHit: true, increment: -1, cacheRemainingMs };
           }
-          parts.push({ rule, limit: algorithmLimit, operation, offset: -1 });
+          parts.push({ rule, limit: algorithmLimit, operation, offset: -1, increment: -1 });
         }
         const placed = parts.map((part): PlannedPart => {
           if (part.operation === undefined) return part;
@@ -316,7 +316,11 @@ export class DecisionEngine {
           offsets.push(values);
           operationLimits.push(part.limit);
           values += resultCountOf(part.operation);
-          return { ...part, offset: values - resultCountOf(part.operation) };
+          return {
+            ...part,
+            offset: values - resultCountOf(part.operation),
+            increment: increments.length - 1,
+          };
         });
         const first = placed[0]!;
         return {
@@ -400,9 +404,12 @@ export class DecisionEngine {
       const part = active.parts![i]!;
       const operation = part.operation;
       if (!outcome.over || operation === undefined) return;
-      if (operation.kind === "sliding" && operation.hits > 0) plan.releases.push(operation);
-      // A token bucket's outcome is on the store's clock, read during the round trip: its time counts.
-      const cacheMs = outcome.overLimitCacheMs - (operation.kind === "bucket" ? nowMs - plan.nowMs : 0);
+      // Give back what was counted: the increment sent, which suppression may have set to 0 hits.
+      const sent = plan.increments[part.increment]!;
+      if (sent.kind === "sliding" && sent.hits > 0) plan.releases.push(sent);
+      // The outcome describes the moment of the plan (a token bucket's, a moment of the round trip): the
+      // time since then counts against how long the key stays certainly over.
+      const cacheMs = outcome.overLimitCacheMs - (nowMs - plan.nowMs);
       if (cacheMs > 0) localCache?.markOverLimit(operation.key, part.rule.requestsPerUnit, cacheMs / 1000);
     });
     const chosen = decided.outcomes[decided.chosen]!;

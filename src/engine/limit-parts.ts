@@ -21,6 +21,11 @@ export interface PlannedPart {
   readonly operation: CounterOperation | undefined;
   /** Where its values start in the store's flat answer; -1 without an operation. */
   readonly offset: number;
+  /**
+   * Its place in the plan's increments; -1 without an operation. The increment sent may differ from
+   * `operation`: STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT replaces it with one of 0 hits.
+   */
+  readonly increment: number;
 }
 
 /** What the parts of one descriptor decided: every outcome, and the one its status reports. */

@@ -107,7 +107,8 @@ function estimateAt(offsetMs: number, windowMs: number, previous: number, curren
  */
 function weighted(count: number, remainingMs: number, windowMs: number): number {
   const product = count * remainingMs;
-  if (Number.isSafeInteger(product)) return Math.floor(product / windowMs);
+  // A count no store writes (a foreign value read as Infinity) stays as large as it is.
+  if (Number.isSafeInteger(product) || !Number.isFinite(product)) return Math.floor(product / windowMs);
   return Number((BigInt(Math.floor(count)) * BigInt(Math.floor(remainingMs))) / BigInt(windowMs));
 }
 

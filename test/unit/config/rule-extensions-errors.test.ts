@@ -200,3 +200,41 @@ t.test("an extension key outside a limit is refused rather than ignored", async 
     "error loading config file: yaml: unmarshal errors:\n  line 5: cannot unmarshal !!map into []config.YamlRateLimit",
   );
 });
+
+t.test("a token bucket's burst needs a rate, and a full bucket refills within 100 years", async (t) => {
+  expectError(
+    t,
+    "burst-without-rate.yaml",
+    ruleFile("    rate_limit: { unit: minute, requests_per_unit: 0, algorithm: token_bucket, burst: 5 }\n"),
+    "rate_limit of 'api.path_/upload': burst needs requests_per_unit above 0 (a token bucket of rate 0 refuses every hit)",
+  );
+  // 1 token a year, 101 of them: 101 × 31 536 000 s.
+  expectError(
+    t,
+    "bucket-refills-too-slowly.yaml",
+    ruleFile("    rate_limit: { unit: year, requests_per_unit: 1, algorithm: token_bucket, burst: 101 }\n"),
+    "rate_limit of 'api.path_/upload': a full bucket of 101 tokens takes 3185136000 seconds to refill; it must be at most 3153600000 seconds (100 years)",
+  );
+  t.doesNotThrow(() =>
+    compileRules([
+      parseRuleYaml(
+        "bucket-of-100-years.yaml",
+        ruleFile(
+          "    rate_limit: { unit: year, requests_per_unit: 1, algorithm: token_bucket, burst: 100 }\n",
+        ),
+      ),
+    ]),
+  );
+});
+
+t.test("a limit of a rate_limits list cannot replace its sibling", async (t) => {
+  expectError(
+    t,
+    "replaces-sibling.yaml",
+    ruleFile(
+      "    rate_limits:\n      - { name: burst, unit: second, requests_per_unit: 5 }\n" +
+        "      - { name: steady, unit: hour, requests_per_unit: 100, replaces: [{ name: burst }] }\n",
+    ),
+    "rate_limits[1] of 'api.path_/upload': replaces 'burst', a limit of the same rate_limits list",
+  );
+});

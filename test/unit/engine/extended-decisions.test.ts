@@ -248,3 +248,38 @@ t.test(
     ]);
   },
 );
+
+t.test(
+  "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: a sliding window whose increment was suppressed gives nothing back",
+  async (t) => {
+    const rules = `domain: d
+descriptors:
+  - key: a
+    rate_limit: {unit: minute, requests_per_unit: 1}
+  - key: b
+    rate_limit: {unit: minute, requests_per_unit: 10, algorithm: sliding_window}
+`;
+    const clock = new TestClock(T0 + 1_000);
+    const localCache = new LocalOverLimitCache(1024 * 1024);
+    const { service, store } = newService(rules, clock, {
+      engine: { localCache },
+      stopIncrementWhenOverLimit: true,
+    });
+    // 11 in b's window (counted while b was a fixed window: the two share their keys).
+    await store.increment([{ key: "d_b_v_1800000000", hits: 11, ttlSeconds: 120, perSecond: false }]);
+    const a = entries(["a", "v"]);
+    await service.shouldRateLimit(request("d", [a]));
+    t.equal(((await service.shouldRateLimit(request("d", [a]))) as Decision).overallCode, CODE_OVER_LIMIT);
+    // a answered by the local cache: every increment of the request is suppressed; b reads 11 > 10.
+    const decision = (await service.shouldRateLimit(request("d", [a, entries(["b", "v"])], 5))) as Decision;
+    t.strictSame(
+      decision.statuses.map((status) => status.code),
+      [CODE_OVER_LIMIT, CODE_OVER_LIMIT],
+    );
+    t.strictSame(
+      await store.read([{ key: "d_b_v_1800000000", hits: 0, ttlSeconds: 1, perSecond: false }]),
+      [11],
+      "nothing counted, nothing given back",
+    );
+  },
+);
