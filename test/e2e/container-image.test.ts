@@ -9,10 +9,11 @@ import {
   constants,
   mkdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
@@ -20,6 +21,26 @@ import { httpRequest } from "../helpers/http-request.js";
 import { makeTempDir, removeTempDir } from "../helpers/redis-process.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Lets another user reach the checkout: the daemon runs as UID 65534 from its dist/ and, under tap, with
+ * tap's loader from its node_modules/. A clone made in `mktemp -d` (mode 0700) is out of that user's reach,
+ * so each directory above the checkout that others cannot traverse gets o+x (traverse, not list) for the
+ * test; the returned function restores every mode.
+ */
+function letOthersReach(path: string): () => void {
+  const changed: [string, number][] = [];
+  for (let dir = path; dir !== dirname(dir); dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, mode | 0o001);
+      changed.push([dir, mode]);
+    }
+  }
+  return () => {
+    for (const [dir, mode] of changed) chmodSync(dir, mode);
+  };
+}
 const dockerfile = readFileSync(join(REPO, "Dockerfile"), "utf8");
 
 /** The Dockerfile's instructions: comments dropped, continued lines joined, `[keyword, rest]`. */
@@ -102,6 +123,7 @@ t.test(
     mkdirSync(join(dir, "app"), { mode: 0o555 });
     chmodSync(join(dir, "app"), 0o555);
     const asRoot = process.getuid?.() === 0;
+    if (asRoot) t.teardown(letOthersReach(REPO.replace(/\/$/, "")));
 
     for (const host of ["", "::", "127.0.0.1"]) {
       const daemon = await startDaemon(
