@@ -14,118 +14,34 @@ import { pollUntil } from "../../helpers/redis-process.js";
 import { requireBinaries, startRedis } from "../../helpers/redis-servers.js";
 import { stayInsideWindow } from "../../helpers/window-guard.js";
 import {
+  ask as askOnce,
+  failureAnswer,
+  limitedOnly,
+  outageEnv,
+  RULES,
+  request,
+  UINT32_MAX,
+} from "./outage-answers.js";
+import {
   breakerLines,
   escaped,
   type FailureMode,
   freezer,
-  type Outcome,
   occurrences,
   outageStats,
   records,
   sleep,
-  timed,
   waitForBreakerLines,
   windowKey,
   withoutCount,
 } from "./outage-harness.js";
 
-const RULES = `domain: outage
-descriptors:
-  - key: limited
-    rate_limit: { unit: minute, requests_per_unit: 10 }
-  - key: shadow
-    shadow_mode: true
-    rate_limit: { unit: minute, requests_per_unit: 10 }
-  - key: free
-    rate_limit: { unlimited: true }
-`;
 const MODES: readonly FailureMode[] = ["error", "allow", "deny", "local"];
 const TIMEOUT_MS = 300;
 const FAILURES = 3;
 const COOLDOWN_MS = 1000;
 /** Decisions answered while the breaker is open, each expected well under REDIS_TIMEOUT. */
 const FAST = 5;
-const UINT32_MAX = 4294967295;
-
-/** One limited, one shadow, one unlimited and one unmatched descriptor, valued by the daemon's mode. */
-const request = (mode: string) => ({
-  domain: "outage",
-  descriptors: ["limited", "shadow", "free", "other"].map((key) => ({ entries: [{ key, value: mode }] })),
-});
-/** Only the limited descriptor (local mode's write-back check). */
-const limitedOnly = (value: string) => ({
-  domain: "outage",
-  descriptors: [{ entries: [{ key: "limited", value }] }],
-});
-
-const limit = (requestsPerUnit: number) => ({ requests_per_unit: requestsPerUnit, unit: "MINUTE" });
-/** Placeholder for a duration_until_reset that was what the minute window gives (checked by `normalized`). */
-const RESET = { seconds: "window" };
-const FREE = { code: "OK", limit_remaining: UINT32_MAX };
-const UNMATCHED = { code: "OK" };
-
-/**
- * The response with every duration_until_reset that equals the minute window's remaining seconds (at the
- * start or the end of the call) replaced by {@link RESET}, so whole responses compare exactly.
- */
-function normalized(outcome: Outcome, startedMs: number): unknown {
-  if (outcome.error) return { error: outcome.error };
-  const allowed = new Set([startedMs, Date.now()].map((ms) => String(60 - (Math.floor(ms / 1000) % 60))));
-  return {
-    ...outcome.response,
-    statuses: outcome.response.statuses.map((status) =>
-      status.duration_until_reset?.seconds !== undefined && allowed.has(status.duration_until_reset.seconds)
-        ? { ...status, duration_until_reset: RESET }
-        : status,
-    ),
-  };
-}
-
-/** What the failure mode answers to `request(mode)`; `nth` counts the outage's decisions from 1 (local). */
-function failureAnswer(mode: FailureMode, nth: number, detail: string): unknown {
-  switch (mode) {
-    case "error":
-      return { error: { code: 14, details: detail } };
-    case "allow":
-      return {
-        overall_code: "OK",
-        statuses: [
-          { code: "OK", current_limit: limit(10), limit_remaining: 9, duration_until_reset: RESET },
-          { code: "OK", current_limit: limit(10), limit_remaining: 9, duration_until_reset: RESET },
-          FREE,
-          UNMATCHED,
-        ],
-        response_headers_to_add: [],
-      };
-    case "deny":
-      return {
-        overall_code: "OVER_LIMIT",
-        statuses: [
-          { code: "OVER_LIMIT", current_limit: limit(10), duration_until_reset: RESET },
-          { code: "OK", current_limit: limit(10), duration_until_reset: RESET },
-          FREE,
-          UNMATCHED,
-        ],
-        response_headers_to_add: [],
-      };
-    case "local": {
-      // Half of 10 per minute, counted in memory from the outage's first decision.
-      const remaining = Math.max(0, 5 - nth);
-      const within = nth <= 5;
-      const counted = (code: string) => ({
-        code,
-        current_limit: limit(5),
-        ...(remaining > 0 ? { limit_remaining: remaining } : {}),
-        duration_until_reset: RESET,
-      });
-      return {
-        overall_code: within ? "OK" : "OVER_LIMIT",
-        statuses: [counted(within ? "OK" : "OVER_LIMIT"), counted("OK"), FREE, UNMATCHED],
-        response_headers_to_add: [],
-      };
-    }
-  }
-}
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   t.test(
@@ -138,14 +54,11 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       const daemons = new Map<FailureMode, DaemonProcess>();
       for (const mode of MODES) {
         const daemon = await startDaemon({
-          BACKEND_TYPE: "redis",
-          REDIS_SOCKET_TYPE: "tcp",
-          REDIS_URL: server.url,
-          REDIS_POOL_SIZE: "1",
-          REDIS_TIMEOUT: `${TIMEOUT_MS}ms`,
-          BACKEND_FAILURE_MODE: mode,
-          BACKEND_BREAKER_FAILURES: String(FAILURES),
-          BACKEND_BREAKER_COOLDOWN: `${COOLDOWN_MS}ms`,
+          ...outageEnv(server.url, mode, {
+            timeoutMs: TIMEOUT_MS,
+            failures: FAILURES,
+            cooldownMs: COOLDOWN_MS,
+          }),
           ...(mode === "local" ? { BACKEND_LOCAL_LIMIT_FRACTION: "0.5" } : {}),
           ...(mode === "allow"
             ? { USE_PROMETHEUS: "true", PROMETHEUS_ADDR: `127.0.0.1:${prometheusPort}` }
@@ -162,11 +75,8 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       t.teardown(() => {
         for (const client of clients.values()) client.close();
       });
-      const ask = async (mode: FailureMode, body: object = request(mode)) => {
-        const started = Date.now();
-        const outcome = await timed(() => clients.get(mode)!.shouldRateLimit(body));
-        return { outcome, answer: normalized(outcome, started) };
-      };
+      const ask = (mode: FailureMode, body: object = request(mode)) =>
+        askOnce(() => clients.get(mode)!.shouldRateLimit(body));
 
       // Everything from the first Redis write to the last GET stays inside one minute window.
       await stayInsideWindow(60, 25);
