@@ -71,18 +71,18 @@ export function failureAnswer(mode: FailureMode, nth: number, detail: string): u
           FREE,
           UNMATCHED,
         ],
-        response_headers_to_add: [],
       };
     case "deny":
       return {
         overall_code: "OVER_LIMIT",
         statuses: [
           { code: "OVER_LIMIT", current_limit: limit(10), duration_until_reset: RESET },
-          { code: "OK", current_limit: limit(10), duration_until_reset: RESET },
+          // A shadow_mode rule never denies: answered as allow mode would (the contract leaves its
+          // remaining open; the implementation gives limit - hits).
+          { code: "OK", current_limit: limit(10), limit_remaining: 9, duration_until_reset: RESET },
           FREE,
           UNMATCHED,
         ],
-        response_headers_to_add: [],
       };
     case "local": {
       // Half of 10 per minute, counted in memory from the outage's first decision.
@@ -97,7 +97,6 @@ export function failureAnswer(mode: FailureMode, nth: number, detail: string): u
       return {
         overall_code: within ? "OK" : "OVER_LIMIT",
         statuses: [counted(within ? "OK" : "OVER_LIMIT"), counted("OK"), FREE, UNMATCHED],
-        response_headers_to_add: [],
       };
     }
   }
