@@ -8,7 +8,10 @@ import { type FailureMode, type Outcome, timed } from "./outage-harness.js";
 /** limit_remaining of an unlimited descriptor. */
 export const UINT32_MAX = 4294967295;
 
-/** Every limit is 10 a minute (local mode with BACKEND_LOCAL_LIMIT_FRACTION=0.5: 5). */
+/**
+ * The limits are 10 a minute (local mode with BACKEND_LOCAL_LIMIT_FRACTION=0.5: 5), but `roomy`'s, for
+ * streams of decisions that must all pass.
+ */
 export const RULES = `domain: outage
 descriptors:
   - key: limited
@@ -18,12 +21,19 @@ descriptors:
     rate_limit: { unit: minute, requests_per_unit: 10 }
   - key: free
     rate_limit: { unlimited: true }
+  - key: roomy
+    rate_limit: { unit: hour, requests_per_unit: 1000000 }
 `;
 
 /** One limited, one shadow, one unlimited and one unmatched descriptor, valued by the daemon's mode. */
 export const request = (mode: string) => ({
   domain: "outage",
   descriptors: ["limited", "shadow", "free", "other"].map((key) => ({ entries: [{ key, value: mode }] })),
+});
+/** Only the roomy descriptor, valued `value`. */
+export const roomy = (value: string) => ({
+  domain: "outage",
+  descriptors: [{ entries: [{ key: "roomy", value }] }],
 });
 /** Only the limited descriptor (local mode's write-back check). */
 export const limitedOnly = (value: string) => ({
