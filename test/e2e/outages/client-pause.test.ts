@@ -13,6 +13,7 @@ import {
   breakerLines,
   type FailureMode,
   outageStats,
+  stopAtTeardown,
   waitForBreakerLines,
   windowKey,
 } from "./outage-harness.js";
@@ -38,7 +39,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         }),
         RUNTIME_ROOT: runtimeRoot,
       });
-      t.teardown(() => daemon.stop());
+      stopAtTeardown(t, daemon);
       daemons.set(mode, daemon);
     }
     const clients = new Map(

@@ -11,7 +11,14 @@ import { startCluster } from "../../helpers/redis-cluster.js";
 import { requireBinaries } from "../../helpers/redis-servers.js";
 import { stayInsideWindow } from "../../helpers/window-guard.js";
 import { ask as askOnce, failureAnswer, outageEnv, RULES, request } from "./outage-answers.js";
-import { breakerLines, outageStats, sleep, waitForBreakerLines, windowKey } from "./outage-harness.js";
+import {
+  breakerLines,
+  outageStats,
+  sleep,
+  stopAtTeardown,
+  waitForBreakerLines,
+  windowKey,
+} from "./outage-harness.js";
 
 const TIMEOUT_MS = 300;
 const FAILURES = 3;
@@ -34,10 +41,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         REDIS_TYPE: "cluster",
         RUNTIME_ROOT: t.testdir({ config: { "rules.yaml": RULES } }),
       });
-      t.teardown(async () => {
-        if (!t.passing()) t.comment(daemon.logs());
-        await daemon.stop();
-      });
+      stopAtTeardown(t, daemon);
       const client = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
       t.teardown(() => client.close());
       const ask = (value: string) => askOnce(() => client.shouldRateLimit(request(value)));

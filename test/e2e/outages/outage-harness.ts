@@ -149,3 +149,15 @@ export function windowKey(
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Stops `daemon` at `t`'s teardown, printing its log first when the test failed. */
+export function stopAtTeardown(
+  t: { teardown(fn: () => unknown): void; passing(): boolean; comment(...message: unknown[]): void },
+  daemon: DaemonProcess,
+): void {
+  t.teardown(async () => {
+    if (!t.passing())
+      t.comment(`daemon log (exit ${daemon.child.exitCode ?? daemon.child.signalCode}):\n${daemon.logs()}`);
+    await daemon.stop();
+  });
+}

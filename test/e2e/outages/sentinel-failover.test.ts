@@ -11,7 +11,15 @@ import { startSentinelGroup } from "../../helpers/redis-sentinel.js";
 import { requireBinaries } from "../../helpers/redis-servers.js";
 import { stayInsideWindow } from "../../helpers/window-guard.js";
 import { outageEnv, RULES, roomy } from "./outage-answers.js";
-import { breakerLines, type Outcome, outageStats, sleep, timed, windowKey } from "./outage-harness.js";
+import {
+  breakerLines,
+  type Outcome,
+  outageStats,
+  sleep,
+  stopAtTeardown,
+  timed,
+  windowKey,
+} from "./outage-harness.js";
 
 const TIMEOUT_MS = 300;
 const COOLDOWN_MS = 500;
@@ -30,7 +38,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         REDIS_TYPE: "sentinel",
         RUNTIME_ROOT: t.testdir({ config: { "rules.yaml": RULES } }),
       });
-      t.teardown(() => daemon.stop());
+      stopAtTeardown(t, daemon);
       const client = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
       t.teardown(() => client.close());
       const ask = () => timed(() => client.shouldRateLimit(roomy("failover")));
