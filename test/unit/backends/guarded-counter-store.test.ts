@@ -3,7 +3,7 @@ import { CircuitBreaker } from "../../../src/backends/circuit-breaker.js";
 import { GuardedCounterStore } from "../../../src/backends/guarded-counter-store.js";
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
 import type { SlidingOperation } from "../../../src/engine/algorithms/counter-operation.js";
-import type { CounterIncrement } from "../../../src/engine/counter-store.js";
+import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 import { BackendError, BackendUnavailableError, InvalidArgumentError } from "../../../src/errors.js";
 
 // The guard every remote store gets (README "When the counter store fails"): the breaker's admission and
@@ -14,15 +14,29 @@ const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms",
 });
 
 /** A remote-like store whose calls wait until the test settles them, in order. */
-class HeldStore extends MemoryStore {
-  override readonly name = "redis";
+class HeldStore implements CounterStore {
+  readonly name = "redis";
+  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const, remote: true };
   readonly calls: { resolve: (values: number[]) => void; reject: (error: unknown) => void }[] = [];
   readonly released: (readonly SlidingOperation[])[] = [];
-  override increment(): Promise<number[]> {
+  increment(): Promise<number[]> {
     return new Promise((resolve, reject) => this.calls.push({ resolve, reject }));
   }
-  override release(operations: readonly SlidingOperation[]): void {
+  read(): Promise<number[]> {
+    return this.increment();
+  }
+  release(operations: readonly SlidingOperation[]): void {
     this.released.push(operations);
+  }
+  traceSpan() {
+    return { name: "redis", attributes: {} };
+  }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  onHealthChange(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }
 

@@ -1,6 +1,6 @@
 import t from "tap";
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
-import type { CounterIncrement } from "../../../src/engine/counter-store.js";
+import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 import { CODE_OK, CODE_OVER_LIMIT, type DecisionRequest } from "../../../src/engine/decision-request.js";
 import { restatingEngineStats } from "../../../src/engine/scaled-rule-set.js";
 import { BackendError } from "../../../src/errors.js";
@@ -43,12 +43,32 @@ const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms",
 });
 
 /** A memory store standing in for Redis: while `down`, every call fails as a timed-out Redis call does. */
-class FailingStore extends MemoryStore {
-  override readonly name = "redis";
+class FailingStore implements CounterStore {
+  readonly name = "redis";
+  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const, remote: true };
+  readonly #memory: MemoryStore;
   down = false;
-  override increment(increments: readonly CounterIncrement[]): Promise<number[]> {
+  constructor(options: { nowMs: () => number }) {
+    this.#memory = new MemoryStore(options);
+  }
+  increment(increments: readonly CounterIncrement[]): Promise<number[]> {
     if (this.down) return Promise.reject(TIMEOUT);
-    return Promise.resolve(super.increment(increments) as number[]);
+    return Promise.resolve(this.#memory.increment(increments));
+  }
+  read(increments: readonly CounterIncrement[]): Promise<number[]> {
+    if (this.down) return Promise.reject(TIMEOUT);
+    return Promise.resolve(this.#memory.read(increments));
+  }
+  release(): void {}
+  traceSpan() {
+    return { name: "redis", attributes: {} };
+  }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  onHealthChange(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }
 
