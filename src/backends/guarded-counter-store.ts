@@ -28,6 +28,7 @@ export class GuardedCounterStore implements CounterStore {
   readonly #breaker: CircuitBreaker | undefined;
   readonly #maxPending: number;
   #pending = 0;
+  #openError: BackendUnavailableError | undefined;
 
   constructor(store: CounterStore, options: StoreGuardOptions) {
     this.#store = store;
@@ -81,7 +82,11 @@ export class GuardedCounterStore implements CounterStore {
 
   #admit(): Admission {
     const admission = this.#breaker?.admit() ?? "call";
-    if (admission === "refused") throw new BackendUnavailableError(this.#store.name, "breaker_open", "");
+    if (admission === "refused") {
+      // One error for every refusal: an open breaker may refuse thousands of calls a second.
+      this.#openError ??= new BackendUnavailableError(this.#store.name, "breaker_open", "");
+      throw this.#openError;
+    }
     if (this.#pending >= this.#maxPending) {
       this.#breaker?.undecided(admission);
       throw new BackendUnavailableError(

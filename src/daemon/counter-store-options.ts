@@ -40,6 +40,8 @@ function memcachedOptions(s: Settings): MemcachedBackendOptions {
         ? { srv: s.memcacheSrv, refreshMs: s.memcacheSrvRefreshMs }
         : { endpoints: s.memcacheHostPort.map(memcachedEndpoint) },
     connectionsPerNode: s.memcacheMaxIdleConns,
+    // Mode error keeps the reference's fail-open reads; the other modes answer failed reads themselves.
+    failOpen: s.backendFailureMode === "error",
     tls: s.memcacheTls
       ? {
           clientCertFile: s.memcacheTlsClientCert,

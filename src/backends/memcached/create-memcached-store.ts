@@ -9,6 +9,8 @@ export interface MemcachedBackendOptions {
   readonly connectionsPerNode: number;
   /** MEMCACHE_TLS_* files, or undefined for plain TCP. */
   readonly tls: TlsFiles | undefined;
+  /** Read failures count as 0 (the reference); false when BACKEND_FAILURE_MODE answers them instead. */
+  readonly failOpen: boolean;
 }
 
 /** gomemcache's `DefaultTimeout`, which the reference keeps: the bound on each memcached operation. */
@@ -41,5 +43,6 @@ export function createMemcachedStore(
     },
     log: logger,
     throttledLog,
+    failOpen: options.failOpen,
   });
 }

@@ -8,6 +8,8 @@ import type { MemcachedNodes } from "./memcached-nodes.js";
 export interface CountersRead {
   readonly values: ReadonlyMap<string, number>;
   readonly ok: boolean;
+  /** Why a node's keys could not be read (the first failure), when `ok` is false. */
+  readonly failure?: Error | undefined;
 }
 
 /** Largest value the reference accepts (it parses counters as base-10 int32). */
@@ -57,7 +59,7 @@ export async function readCounters(
       () => `Error multi-getting memcache keys ([${keys.join(" ")}]): ${messageOf(reason)}`,
     );
   }
-  return { values, ok: failure === undefined };
+  return { values, ok: failure === undefined, failure };
 }
 
 function counterValue(raw: string, errors: StoreThrottledLog): number {

@@ -7,7 +7,8 @@ import type {
   HealthListener,
   StoreSpanDescription,
 } from "../../engine/counter-store.js";
-import { InvalidArgumentError, messageOf } from "../../errors.js";
+import { BackendError, InvalidArgumentError, messageOf } from "../../errors.js";
+import { clientReasonOf } from "../client-reason.js";
 import { OutageLog } from "../outage-log.js";
 import type { StoreLog, StoreThrottledLog } from "../store-context.js";
 import { endpointsFromSrv, type MemcachedEndpoint, type SrvRecord } from "./memcached-address.js";
@@ -42,6 +43,12 @@ export interface MemcachedStoreOptions {
    * `connection lost` / `reconnected` lines.
    */
   readonly throttledLog: StoreThrottledLog;
+  /**
+   * The reference's behaviour when a node cannot be read: its counters read as 0 and the decision fails
+   * open (true, the default). False fails the call with a `BackendError` instead, so that
+   * BACKEND_FAILURE_MODE and the circuit breaker answer it (README "When the counter store fails").
+   */
+  readonly failOpen?: boolean;
   /** Milliseconds since the epoch, for absolute expiry times; injectable for tests. */
   readonly nowMs?: () => number;
   /** SRV lookup (default: the system resolver's); injectable for tests. */
@@ -210,12 +217,19 @@ export class MemcachedStore implements CounterStore {
     const keys = increments.map((i) => i.key);
     const creation = this.#background.creationOf(keys);
     if (creation !== undefined) await creation;
-    const { values, ok } = await readCounters(
+    const { values, ok, failure } = await readCounters(
       this.#nodes,
       keys,
       this.#options.stats,
       this.#options.throttledLog,
     );
+    if (!ok && this.#options.failOpen === false) {
+      // The failure names the node (`memcache 10.0.0.8:11211: no answer within 100 ms`).
+      throw new BackendError(messageOf(failure), {
+        cause: failure,
+        clientMessage: `memcache: ${clientReasonOf(failure)}`,
+      });
+    }
     const running = new Map<string, number>();
     const results = increments.map(({ key, hits }) => {
       const after = (running.get(key) ?? values.get(key) ?? 0) + (count ? hits : 0);
