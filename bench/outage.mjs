@@ -54,7 +54,7 @@ const settings =
   `limit, half \`tight\` at 100/s); REDIS_TIMEOUT=1s; phases ${BEFORE} s before, ${OUTAGE} s frozen ` +
   `(SIGSTOP), at least ${AFTER} s after SIGCONT (longer until the breaker closed, up to ` +
   `${RECOVERY_WAIT_SECONDS} s). Latency is the client's, per call, by send time; RSS is the daemon's VmRSS ` +
-  `every 100 ms${Object.keys(EXTRA_ENV).length ? `; extra env ${JSON.stringify(EXTRA_ENV)}` : ""}.`;
+  `every 100 ms; client lag is how late the load generator's 100 ms timer fired (its own stalls, in the tail)${Object.keys(EXTRA_ENV).length ? `; extra env ${JSON.stringify(EXTRA_ENV)}` : ""}.`;
 const command = `node bench/outage.mjs${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(" ")}` : ""}`;
 writeFileSync(
   `${root}bench/outage.json`,
@@ -80,6 +80,12 @@ async function runMode(mode) {
     },
     DAEMON_CPU,
   );
+  let stopping = false;
+  void daemon.exited.then(({ code, signal }) => {
+    if (stopping) return;
+    console.error(`mode ${mode}: the daemon exited (${code ?? signal}):\n${daemon.logs()}`);
+    process.exit(1);
+  });
   const monitor = startMonitor(daemon);
   const load = startLoad({ port: daemon.grpcPort, path: RLS_PATH, bodies: BODIES, rps: RPS });
   await sleep(WARMUP * 1000);
@@ -103,6 +109,7 @@ async function runMode(mode) {
   const endAt = now();
   const records = await load.stop();
   monitor.stop();
+  stopping = true;
   daemon.child.kill("SIGKILL");
   await redis.stop();
   const result = analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt });
@@ -118,7 +125,7 @@ async function runMode(mode) {
 }
 
 /**
- * Every 100 ms: the daemon's RSS, and its `ratelimit.backend.breaker_open` gauge from /stats (absent before
+ * Every 100 ms: the daemon's RSS, this process's event-loop lag, and the daemon's `ratelimit.backend.breaker_open` gauge from /stats (absent before
  * issue 16's breaker exists); every warn line about the counter store as it arrives.
  */
 function startMonitor(daemon) {
@@ -126,8 +133,13 @@ function startMonitor(daemon) {
   const gauge = [];
   const lines = [];
   let polling = false;
+  let lastTick = now();
   const timer = setInterval(async () => {
-    samples.push({ t: now(), rssMiB: rssMiB(daemon.pid) });
+    // The client's own event-loop lag: how much of a latency tail is this process, not the daemon.
+    const t = now();
+    if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) return;
+    samples.push({ t, rssMiB: rssMiB(daemon.pid), lagMs: Math.max(0, t - lastTick - 100) });
+    lastTick = t;
     if (polling) return;
     polling = true;
     try {

@@ -12,7 +12,8 @@ function quantile(sorted, p) {
 
 /**
  * Statistics of the calls sent in [fromMs, toMs) and of the daemon's RSS samples ({ t, rssMiB }) taken then:
- * counts by outcome, decisions (OK + OVER_LIMIT) per second, latency quantiles of every answer, RSS max and last.
+ * counts by outcome, decisions (OK + OVER_LIMIT) per second, latency quantiles of every answer, RSS max and last,
+ * and the load generator's worst event-loop lag (samples' `lagMs`).
  */
 export function phaseStats(phase, records, samples, fromMs, toMs) {
   const seconds = Math.max(0, toMs - fromMs) / 1000;
@@ -26,7 +27,8 @@ export function phaseStats(phase, records, samples, fromMs, toMs) {
     if (r.outcome === OUTCOME.ERROR) messages.set(r.message, (messages.get(r.message) ?? 0) + 1);
   }
   latencies.sort((a, b) => a - b);
-  const rss = samples.filter((s) => s.t >= fromMs && s.t < toMs).map((s) => s.rssMiB);
+  const inPhase = samples.filter((s) => s.t >= fromMs && s.t < toMs);
+  const rss = inPhase.map((s) => s.rssMiB);
   const decisions = counts[OUTCOME.OK] + counts[OUTCOME.OVER_LIMIT];
   return {
     phase,
@@ -42,6 +44,7 @@ export function phaseStats(phase, records, samples, fromMs, toMs) {
     maxMs: round(latencies.at(-1) ?? Number.NaN, 1),
     rssMaxMiB: round(rss.length ? Math.max(...rss) : Number.NaN, 1),
     rssEndMiB: round(rss.at(-1) ?? Number.NaN, 1),
+    clientLagMaxMs: round(inPhase.length ? Math.max(...inPhase.map((s) => s.lagMs)) : Number.NaN, 1),
     errorMessages: Object.fromEntries([...messages].sort((a, b) => b[1] - a[1]).slice(0, 3)),
   };
 }
@@ -58,6 +61,7 @@ const COLUMNS = [
   ["maxMs", "max ms"],
   ["rssMaxMiB", "RSS max MiB"],
   ["rssEndMiB", "RSS end MiB"],
+  ["clientLagMaxMs", "client lag max ms"],
 ];
 
 const LEFT = new Set(["phase", "mode", "target", "measured", "met"]);
