@@ -85,6 +85,23 @@ export class BackendError extends RatelimitdError {
   }
 }
 
+/**
+ * The counter store was not asked at all: its circuit breaker is open, or BACKEND_MAX_PENDING calls are
+ * already waiting on it (README "When the counter store fails"). Answered by BACKEND_FAILURE_MODE like any
+ * backend failure, but it is not a failed call: it never counts towards opening the breaker.
+ */
+export class BackendUnavailableError extends BackendError {
+  readonly reason: "breaker_open" | "pending_full";
+
+  constructor(store: string, reason: "breaker_open" | "pending_full", detail: string) {
+    const why = reason === "breaker_open" ? "circuit breaker open" : "too many calls pending";
+    super(`${store}: unavailable (${why}${detail === "" ? "" : `: ${detail}`})`, {
+      clientMessage: `${store}: unavailable (${why})`,
+    });
+    this.reason = reason;
+  }
+}
+
 /** The thing a request names (a user, a migration, an execution) does not exist. */
 export class NotFoundError extends RatelimitdError {
   constructor(message: string) {

@@ -2,13 +2,14 @@ import { createCounterStore } from "../backends/create-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
 import type { CounterStore } from "../engine/counter-store.js";
-import { DecisionEngine } from "../engine/decision-engine.js";
+import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
+import { failureMode, guardedStore } from "./backend-outages.js";
 import { counterStoreOptions } from "./counter-store-options.js";
 import { localCacheWithGauges } from "./local-cache-gauges.js";
 import type { ObservabilitySide } from "./observability-side.js";
@@ -48,10 +49,14 @@ export class RateLimitSide {
         : undefined;
     this.#store =
       options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
+    const engineSettings = engineOptions(settings, observability, localCache, this.requestLimits);
+    const engine = new DecisionEngine(engineSettings);
+    // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
+    const traced = settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store;
     this.service = new RateLimitService({
-      engine: decisionEngine(settings, observability, localCache, this.requestLimits),
-      // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
-      store: settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store,
+      engine,
+      store: guardedStore(traced, settings, observability),
+      failureMode: failureMode(settings, observability, engine, engineSettings, logger),
       counters: serviceCounters(stats),
       logger,
       stopIncrementWhenOverLimit:
@@ -81,7 +86,10 @@ export class RateLimitSide {
   #registerHealth(health: HealthChecker): void {
     health.register("backend", false);
     health.register("sigterm", true);
-    this.#store.onHealthChange((healthy) => health.set("backend", healthy));
+    // Outside mode error the service answers without the store, so losing it is not unhealthy.
+    this.#store.onHealthChange((healthy) =>
+      health.set("backend", healthy || this.#settings.backendFailureMode !== "error"),
+    );
     if (this.#settings.healthyWithAtLeastOneConfigLoaded) {
       health.register("config", false);
       this.service.onRulesChange((rules) => health.set("config", rules.domains.size > 0));
@@ -108,13 +116,13 @@ function requestLimits(settings: Settings): RequestLimits {
   };
 }
 
-function decisionEngine(
+function engineOptions(
   settings: Settings,
   { stats, logger }: ObservabilitySide,
   localCache: LocalOverLimitCache | undefined,
   limits: RequestLimits,
-): DecisionEngine {
-  return new DecisionEngine({
+): DecisionEngineOptions {
+  return {
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
@@ -133,7 +141,7 @@ function decisionEngine(
     random: Math.random,
     debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
     requestLimits: limits,
-  });
+  };
 }
 
 /** The service's own counters, under the reference's `ratelimit.service` names. */

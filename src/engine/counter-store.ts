@@ -31,6 +31,11 @@ export interface StoreCapabilities {
    * refused as a whole; the memcached store counts fixed windows only.
    */
   readonly algorithms: readonly LimitAlgorithm[];
+  /**
+   * Counts in another process, so calls can fail or stall: the daemon puts it behind the circuit breaker
+   * and BACKEND_MAX_PENDING (README "When the counter store fails"). The memory store says no.
+   */
+  readonly remote: boolean;
 }
 
 /** The span traced around one `increment` call: the reference's name and attributes for that backend. */

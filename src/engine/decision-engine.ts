@@ -30,6 +30,7 @@ import { type HeaderNames, responseHeadersFor } from "./response-headers.js";
 import { type MatchedLimit, matchLimit, overrideStatsKey } from "./rule-matcher.js";
 import type { EngineStats, RateLimitRule, RuleLevel, RuleSet, RuleStats } from "./rule-set.js";
 import { isValidOverrideUnit, UNIT_SECOND, type UnitValue, unitName, unitSeconds } from "./units.js";
+import { type UnknownCountAnswer, unknownCountStatus } from "./unknown-count-status.js";
 
 /** Engine behaviour fixed at start-up (from settings). */
 export interface DecisionEngineOptions {
@@ -177,6 +178,23 @@ export class DecisionEngine {
           (status.code === CODE_OVER_LIMIT ? " (over limit)" : ""),
       );
       return status;
+    });
+    return this.#aggregate(plan, statuses, nowSeconds);
+  }
+
+  /**
+   * The response when the counter store could not give the plan's counters and BACKEND_FAILURE_MODE is
+   * allow or deny ({@link unknownCountStatus}): every limited descriptor gets that answer, unlimited and
+   * unmatched ones stay as usual, and the reference's aggregation (quota, global shadow mode, headers,
+   * metadata) follows. A local-cache hit keeps its OVER_LIMIT: that much is known without the store.
+   */
+  completeWithoutCounts(plan: DecisionPlan, answer: UnknownCountAnswer, nowSeconds: number): Decision {
+    const statuses = plan.active.map((active): DescriptorStatus => {
+      if (active === undefined) return { ...OK_NO_LIMIT };
+      if (active.localCacheHit && !active.rule.shadowMode) {
+        return unknownCountStatus(active.rule, active.hits, "deny", nowSeconds);
+      }
+      return unknownCountStatus(active.rule, active.hits, answer, nowSeconds);
     });
     return this.#aggregate(plan, statuses, nowSeconds);
   }

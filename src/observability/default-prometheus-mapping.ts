@@ -2,7 +2,8 @@
  * The reference's built-in statsd_exporter mapping (`src/prometheusstats/default_mapper.yaml`), used when
  * PROMETHEUS_MAPPER_YAML is empty: rule stats of 2-segment keys get `domain`/`key1`, deeper keys
  * `domain`/`key1`/`key2` (further segments dropped), errors `err_type`, server stats `grpc_method`, and the
- * response-time histogram is scaled from milliseconds to seconds.
+ * response-time histogram is scaled from milliseconds to seconds. Two mappings of ours follow the
+ * reference's, for stats only ratelimitd has (README "When the counter store fails").
  */
 export const DEFAULT_PROMETHEUS_MAPPING = `mappings:
 ${ruleStats()}
@@ -24,6 +25,15 @@ ${ruleStats()}
     scale: 0.001
     labels:
       grpc_method: "$1"
+
+  - match: "ratelimit.service.backend_failure.*"
+    name: "ratelimit_service_backend_failure"
+    match_metric_type: counter
+    labels:
+      mode: "$1"
+  - match: "ratelimit.backend.breaker_open"
+    name: "ratelimit_backend_breaker_open"
+    match_metric_type: gauge
 
   - match: "ratelimit.service.config_load_success"
     name: "ratelimit_service_config_load_success"

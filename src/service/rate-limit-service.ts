@@ -7,6 +7,7 @@ import type { Counter, RuleSet } from "../engine/rule-set.js";
 import { BackendError, InvalidArgumentError, messageOf, RatelimitdError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { decisionStart, traceDecision } from "../observability/request-channels.js";
+import type { FailureMode } from "./failure-mode.js";
 
 /** The service-level counters of the reference (`ratelimit.service.*`). */
 export interface ServiceCounters {
@@ -27,6 +28,11 @@ export interface RateLimitServiceOptions {
   readonly stopIncrementWhenOverLimit: boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly nowMs?: () => number;
+  /**
+   * BACKEND_FAILURE_MODE: what a decision gets when the store fails (README "When the counter store
+   * fails"); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
+   */
+  readonly failureMode?: FailureMode | undefined;
 }
 
 const NO_COUNTERS: readonly number[] = [];
@@ -95,40 +101,39 @@ export class RateLimitService {
 
   #decide(request: DecisionRequest): Decision | Promise<Decision> {
     const { engine, store, counters } = this.#options;
+    const rules = this.#rules;
     let plan: DecisionPlan;
     try {
       const nowMs = this.#nowMs();
-      plan = engine.plan(this.#rules, request, Math.floor(nowMs / 1000), nowMs);
+      plan = engine.plan(rules, request, Math.floor(nowMs / 1000), nowMs);
     } catch (error) {
       counters.serviceError.add(1);
       throw error;
     }
     if (plan.increments.length === 0) return this.#complete(plan, NO_COUNTERS);
-    if (this.#options.stopIncrementWhenOverLimit) return this.#decideStoppingOverLimit(plan);
+    if (this.#options.stopIncrementWhenOverLimit) return this.#decideStoppingOverLimit(plan, rules);
     let values: number[] | Promise<number[]>;
     try {
       values = store.increment(plan.increments);
     } catch (error) {
-      throw this.#backendFailure(error);
+      return this.#storeFailed(plan, rules, error);
     }
     if (Array.isArray(values)) return this.#complete(plan, values);
     return values.then(
       (counted) => this.#complete(plan, counted),
-      (error: unknown) => {
-        throw this.#backendFailure(error);
-      },
+      (error: unknown) => this.#storeFailed(plan, rules, error),
     );
   }
 
   /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: read first (unless the local cache decided), then count. */
-  async #decideStoppingOverLimit(plan: DecisionPlan): Promise<Decision> {
+  async #decideStoppingOverLimit(plan: DecisionPlan, rules: RuleSet | undefined): Promise<Decision> {
     const { engine, store } = this.#options;
     try {
       const current = plan.anyLocalCacheHit ? undefined : await store.read(plan.increments);
       engine.suppressIncrementsWhenOverLimit(plan, current);
       return this.#complete(plan, await store.increment(plan.increments));
     } catch (error) {
-      throw this.#backendFailure(error);
+      return this.#storeFailed(plan, rules, error);
     }
   }
 
@@ -140,12 +145,22 @@ export class RateLimitService {
     return decision;
   }
 
-  #backendFailure(error: unknown): RatelimitdError {
-    // A store refusing the request itself (memcached: a key it cannot hold) is the request's fault.
+  /**
+   * The store failed `plan` (or was not asked): the error, or BACKEND_FAILURE_MODE's answer. A store
+   * refusing the request itself (memcached: a key it cannot hold) is the request's fault, whatever the mode.
+   */
+  #storeFailed(plan: DecisionPlan, rules: RuleSet | undefined, error: unknown): Decision {
     if (error instanceof InvalidArgumentError) {
       this.#options.counters.serviceError.add(1);
-      return error;
+      throw error;
     }
+    const failure = this.#backendFailure(error);
+    const failureMode = this.#options.failureMode;
+    if (failureMode === undefined) throw failure;
+    return failureMode.answer(plan, rules, failure, this.#nowMs());
+  }
+
+  #backendFailure(error: unknown): RatelimitdError {
     this.#options.counters.backendError.add(1);
     if (error instanceof RatelimitdError) return error;
     // A store's failure it did not wrap itself: the details for the log, a short reason for clients.

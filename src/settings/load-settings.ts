@@ -200,6 +200,7 @@ function checkCombinations(
   if (s.redisStartupInitialIntervalMs > s.redisStartupMaxIntervalMs) {
     problems.push("REDIS_STARTUP_INITIAL_INTERVAL must not exceed REDIS_STARTUP_MAX_INTERVAL");
   }
+  checkBackendOutageSettings(s, problems, warnings);
   if (s.usersBasePath !== "" && !/^(\/[A-Za-z0-9._~-]+)+$/.test(s.usersBasePath)) {
     problems.push(
       `invalid setting USERS_BASE_PATH=${JSON.stringify(s.usersBasePath)}: use /segment[/segment…] without a trailing slash`,
@@ -242,4 +243,22 @@ export function describeSettings(settings: Settings): string[] {
     const shown = "secret" in spec && spec.secret ? "*****" : JSON.stringify(value);
     return `${spec.env}=${shown}`;
   });
+}
+
+/** BACKEND_FAILURE_MODE and the circuit breaker's settings (README "When the counter store fails"). */
+function checkBackendOutageSettings(s: TableSettings, problems: string[], warnings: string[]): void {
+  if (s.backendLocalLimitFraction === 0) {
+    problems.push("invalid setting BACKEND_LOCAL_LIMIT_FRACTION=0: must be above 0 (a share of each limit)");
+  }
+  if (s.backendBreakerCooldownMs === 0) {
+    problems.push("invalid setting BACKEND_BREAKER_COOLDOWN=0s: must be above 0");
+  }
+  if (s.backendBreakerCooldownMs > s.backendBreakerMaxCooldownMs) {
+    problems.push("BACKEND_BREAKER_COOLDOWN must not exceed BACKEND_BREAKER_MAX_COOLDOWN");
+  }
+  if (s.backendType === "memory" && s.backendFailureMode !== "error") {
+    warnings.push(
+      `BACKEND_FAILURE_MODE=${s.backendFailureMode} has no effect with BACKEND_TYPE=memory: the in-process store does not fail`,
+    );
+  }
 }

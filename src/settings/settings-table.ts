@@ -203,6 +203,43 @@ export const SETTINGS_TABLE = {
     "Redis: do not count hits of a request that is over any limit",
   ),
 
+  // Backend outages (ratelimitd; README "When the counter store fails")
+  backendFailureMode: oneOf(
+    "BACKEND_FAILURE_MODE",
+    "error",
+    ["error", "allow", "deny", "local"] as const,
+    "ratelimitd: a decision's answer while the counter store fails: error (the reference), allow, deny, local",
+  ),
+  backendLocalLimitFraction: float(
+    "BACKEND_LOCAL_LIMIT_FRACTION",
+    1,
+    "ratelimitd: BACKEND_FAILURE_MODE=local: the share of each limit this replica allows (0.25 for 4 replicas)",
+    0,
+    1,
+  ),
+  backendBreakerFailures: int(
+    "BACKEND_BREAKER_FAILURES",
+    5,
+    "ratelimitd: consecutive failed counter-store calls that open the circuit breaker; 0 = no breaker",
+    0,
+  ),
+  backendBreakerCooldownMs: durationMs(
+    "BACKEND_BREAKER_COOLDOWN",
+    "1s",
+    "ratelimitd: how long the open breaker waits before one probe; doubles per failed probe",
+  ),
+  backendBreakerMaxCooldownMs: durationMs(
+    "BACKEND_BREAKER_MAX_COOLDOWN",
+    "30s",
+    "ratelimitd: the longest the breaker's cooldown grows to",
+  ),
+  backendMaxPending: int(
+    "BACKEND_MAX_PENDING",
+    10000,
+    "ratelimitd: counter-store calls waiting at once; beyond, decisions get the failure mode at once",
+    1,
+  ),
+
   // Memory backend (ratelimitd)
   memoryMaxBytes: int(
     "MEMORY_MAX_BYTES",

@@ -61,7 +61,7 @@ t.test("README.md and bench/*.md: every |-led block is a table", async (t) => {
   }
 });
 
-t.test("the README's Settings section is eleven tables of variable, default, meaning", async (t) => {
+t.test("the README's Settings section is twelve tables of variable, default, meaning", async (t) => {
   const readme = readFileSync(join(REPO, "README.md"), "utf8");
   const start = readme.indexOf("\n## Settings\n");
   const end = readme.indexOf("\n## ", start + 1);
@@ -74,6 +74,7 @@ t.test("the README's Settings section is eleven tables of variable, default, mea
       "**Rule source**",
       "**Stats**",
       "**Counters (all backends)**",
+      "**Backend outages (ratelimitd)**",
       "**Memory backend (ratelimitd)**",
       "**Responses, modes, health**",
       "**Limits on one request (ratelimitd)**",

@@ -62,7 +62,11 @@ export interface MemcachedStoreOptions {
 export class MemcachedStore implements CounterStore {
   readonly name = "memcache";
   /** The reference ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcached. */
-  readonly capabilities = { readsWithoutCounting: false, algorithms: ["fixed_window"] as const };
+  readonly capabilities = {
+    readsWithoutCounting: false,
+    algorithms: ["fixed_window"] as const,
+    remote: true,
+  };
   readonly #options: MemcachedStoreOptions;
   readonly #nodes: MemcachedNodes;
   /** Per node label: connections answering, and the node's loss and recovery lines. */

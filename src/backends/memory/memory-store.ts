@@ -87,6 +87,7 @@ export class MemoryStore implements CounterStore {
   readonly capabilities = {
     readsWithoutCounting: true,
     algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+    remote: false,
   };
   readonly #counters = new Map<string, Entry>();
   readonly #nowMs: () => number;

@@ -31,6 +31,7 @@ export class RedisStore implements CounterStore {
   readonly capabilities = {
     readsWithoutCounting: true,
     algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+    remote: true,
   };
   readonly #main: RedisDeployment;
   readonly #perSecond: RedisDeployment | undefined;

@@ -1,0 +1,131 @@
+import type { SlidingOperation } from "../engine/algorithms/counter-operation.js";
+import type {
+  CounterIncrement,
+  CounterStore,
+  HealthListener,
+  StoreCapabilities,
+  StoreSpanDescription,
+} from "../engine/counter-store.js";
+import { BackendUnavailableError, InvalidArgumentError } from "../errors.js";
+import type { Admission, CircuitBreaker } from "./circuit-breaker.js";
+
+/** What guards a remote store: its breaker (absent = none) and the bound on calls in flight. */
+export interface StoreGuardOptions {
+  readonly breaker: CircuitBreaker | undefined;
+  /** BACKEND_MAX_PENDING: calls waiting on the store at once; more are refused at once. */
+  readonly maxPending: number;
+}
+
+/**
+ * A remote counter store (Redis, memcached) behind one circuit breaker and one bound on pending calls —
+ * the same for every backend (README "When the counter store fails"). A call the breaker or the bound
+ * refuses fails at once with a {@link BackendUnavailableError} and never reaches the store; a call that
+ * fails for the backend's sake (an error or a timeout) counts towards opening the breaker. Everything
+ * else passes through.
+ */
+export class GuardedCounterStore implements CounterStore {
+  readonly #store: CounterStore;
+  readonly #breaker: CircuitBreaker | undefined;
+  readonly #maxPending: number;
+  #pending = 0;
+
+  constructor(store: CounterStore, options: StoreGuardOptions) {
+    this.#store = store;
+    this.#breaker = options.breaker;
+    this.#maxPending = options.maxPending;
+  }
+
+  get name(): string {
+    return this.#store.name;
+  }
+
+  get capabilities(): StoreCapabilities {
+    return this.#store.capabilities;
+  }
+
+  /** Calls waiting on the store now. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  increment(increments: readonly CounterIncrement[]): number[] | Promise<number[]> {
+    const admission = this.#admit();
+    return this.#guard(admission, () => this.#store.increment(increments));
+  }
+
+  read(increments: readonly CounterIncrement[]): number[] | Promise<number[]> {
+    const admission = this.#admit();
+    return this.#guard(admission, () => this.#store.read(increments));
+  }
+
+  /** Refused hits go back only while the breaker is closed: an open one means the store is away. */
+  release(operations: readonly SlidingOperation[]): void {
+    if (this.#breaker?.isOpen !== true) this.#store.release(operations);
+  }
+
+  traceSpan(increments: readonly CounterIncrement[]): StoreSpanDescription {
+    return this.#store.traceSpan(increments);
+  }
+
+  start(): Promise<void> {
+    return this.#store.start();
+  }
+
+  onHealthChange(listener: HealthListener): void {
+    this.#store.onHealthChange(listener);
+  }
+
+  close(): Promise<void> {
+    return this.#store.close();
+  }
+
+  #admit(): Admission {
+    const admission = this.#breaker?.admit() ?? "call";
+    if (admission === "refused") throw new BackendUnavailableError(this.#store.name, "breaker_open", "");
+    if (this.#pending >= this.#maxPending) {
+      this.#breaker?.undecided(admission);
+      throw new BackendUnavailableError(
+        this.#store.name,
+        "pending_full",
+        `${this.#pending} calls waiting, BACKEND_MAX_PENDING=${this.#maxPending}`,
+      );
+    }
+    return admission;
+  }
+
+  #guard(admission: Admission, call: () => number[] | Promise<number[]>): number[] | Promise<number[]> {
+    let result: number[] | Promise<number[]>;
+    try {
+      result = call();
+    } catch (error) {
+      this.#settle(admission, error);
+      throw error;
+    }
+    if (Array.isArray(result)) {
+      this.#settle(admission, undefined);
+      return result;
+    }
+    this.#pending++;
+    return result.then(
+      (values) => {
+        this.#pending--;
+        this.#settle(admission, undefined);
+        return values;
+      },
+      (error: unknown) => {
+        this.#pending--;
+        this.#settle(admission, error);
+        throw error;
+      },
+    );
+  }
+
+  #settle(admission: Admission, error: unknown): void {
+    const breaker = this.#breaker;
+    if (breaker === undefined) return;
+    if (error === undefined) breaker.succeeded(admission);
+    // A store refusing the request itself (memcached: a key it cannot hold) says nothing about the backend.
+    else if (error instanceof InvalidArgumentError) breaker.undecided(admission);
+    else breaker.failed(admission, error);
+  }
+}

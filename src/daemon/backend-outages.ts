@@ -1,0 +1,93 @@
+import { type BreakerTransition, CircuitBreaker } from "../backends/circuit-breaker.js";
+import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
+import { MemoryStore } from "../backends/memory/memory-store.js";
+import type { CounterStore } from "../engine/counter-store.js";
+import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
+import { restatingEngineStats } from "../engine/scaled-rule-set.js";
+import { messageOf } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import type { StatsRegistry } from "../observability/stats-registry.js";
+import { FailureMode } from "../service/failure-mode.js";
+import { LocalLimiter } from "../service/local-limiter.js";
+import type { Settings } from "../settings/load-settings.js";
+import type { ObservabilitySide } from "./observability-side.js";
+
+/**
+ * A remote store behind the circuit breaker (BACKEND_BREAKER_*, none when BACKEND_BREAKER_FAILURES=0) and
+ * BACKEND_MAX_PENDING, with the `ratelimit.backend.breaker_open` gauge and a warn line per transition; the
+ * memory store as it is. README "When the counter store fails".
+ */
+export function guardedStore(store: CounterStore, settings: Settings, observability: ObservabilitySide) {
+  if (!store.capabilities.remote) return store;
+  const { stats, logger } = observability;
+  const mode = settings.backendFailureMode;
+  const breaker =
+    settings.backendBreakerFailures > 0
+      ? new CircuitBreaker({
+          failures: settings.backendBreakerFailures,
+          cooldownMs: settings.backendBreakerCooldownMs,
+          maxCooldownMs: settings.backendBreakerMaxCooldownMs,
+          onTransition: (transition) => logger.warn(transitionLine(transition, mode)),
+        })
+      : undefined;
+  stats.gauge("ratelimit.backend.breaker_open", undefined, () => (breaker?.isOpen === true ? 1 : 0));
+  return new GuardedCounterStore(store, { breaker, maxPending: settings.backendMaxPending });
+}
+
+/** The warn line of a breaker transition. */
+export function transitionLine(transition: BreakerTransition, mode: string): string {
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  switch (transition.to) {
+    case "open":
+      return `counter store unavailable (${messageOf(transition.cause)}), answering with failure mode ${mode}`;
+    case "still_open":
+      return `counter store still unavailable after ${seconds(transition.outageMs)} s (${messageOf(transition.cause)}), next probe in ${seconds(transition.nextProbeMs)} s`;
+    case "closed":
+      return `counter store recovered after ${seconds(transition.outageMs)} s`;
+  }
+}
+
+/**
+ * BACKEND_FAILURE_MODE with its `ratelimit.service.backend_failure.<mode>` counter and, for mode local, a
+ * limiter of its own: the service's engine settings without the local over-limit cache, an in-process
+ * store within MEMORY_MAX_BYTES, limits scaled by BACKEND_LOCAL_LIMIT_FRACTION.
+ */
+export function failureMode(
+  settings: Settings,
+  { stats, throttledLog }: Pick<ObservabilitySide, "stats" | "throttledLog">,
+  engine: DecisionEngine,
+  engineOptions: DecisionEngineOptions,
+  logger: Pick<Logger, "warn">,
+): FailureMode {
+  const mode = settings.backendFailureMode;
+  const local =
+    mode === "local"
+      ? new LocalLimiter({
+          engine: new DecisionEngine({
+            ...engineOptions,
+            localCache: undefined,
+            stats: restatingEngineStats(engineOptions.stats),
+            debug: undefined,
+          }),
+          store: localStore(settings, stats, logger),
+          fraction: settings.backendLocalLimitFraction,
+        })
+      : undefined;
+  return new FailureMode({
+    mode,
+    engine,
+    local,
+    answered: stats.counter(`ratelimit.service.backend_failure.${mode}`),
+    log: throttledLog,
+  });
+}
+
+function localStore(settings: Settings, stats: StatsRegistry, logger: Pick<Logger, "warn">): MemoryStore {
+  const store = new MemoryStore({
+    maxBytes: settings.memoryMaxBytes,
+    reports: { evictions: stats.counter("ratelimit.backend.local.evictions"), log: logger },
+  });
+  // Only its sweeper starts; the timer is unref'd and the store has nothing to close.
+  void store.start();
+  return store;
+}

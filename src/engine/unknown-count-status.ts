@@ -1,0 +1,37 @@
+import { secondsUntilReset } from "./cache-key.js";
+import { CODE_OK, CODE_OVER_LIMIT, type DescriptorStatus } from "./decision-request.js";
+import { algorithmLimitOf, usesExtensions } from "./limit-parts.js";
+import type { RateLimitRule } from "./rule-set.js";
+import { unitSeconds } from "./units.js";
+
+/** What BACKEND_FAILURE_MODE answers a limited descriptor with when its count cannot be known. */
+export type UnknownCountAnswer = "allow" | "deny";
+
+/**
+ * The status of a limited descriptor whose counter store could not be asked (README "When the counter store
+ * fails"): `allow` answers OK with the remaining figures of an empty window, `deny` answers OVER_LIMIT with
+ * nothing remaining — except for a rule in shadow mode, which never refuses. The reset is the window's: the
+ * time to the fixed window's end, or a sliding window's or token bucket's whole length. No stat is counted:
+ * nothing was.
+ */
+export function unknownCountStatus(
+  rule: RateLimitRule,
+  hits: number,
+  answer: UnknownCountAnswer,
+  nowSeconds: number,
+): DescriptorStatus {
+  const refuse = answer === "deny" && !rule.shadowMode;
+  return {
+    code: refuse ? CODE_OVER_LIMIT : CODE_OK,
+    currentLimit: rule,
+    limitRemaining: refuse ? 0 : Math.max(0, rule.requestsPerUnit - hits),
+    durationUntilResetSeconds: resetOf(rule, nowSeconds),
+  };
+}
+
+function resetOf(rule: RateLimitRule, nowSeconds: number): number {
+  if (!usesExtensions(rule)) return secondsUntilReset(nowSeconds, unitSeconds(rule.unit));
+  const limit = algorithmLimitOf(rule);
+  if (limit.algorithm !== "fixed_window") return Math.ceil(limit.windowSeconds);
+  return secondsUntilReset(nowSeconds, limit.windowSeconds);
+}
