@@ -1,14 +1,15 @@
-// `npm run bench:outage`: ratelimitd while its Redis freezes, for each BACKEND_FAILURE_MODE (README, "Backend
-// outages"). Per mode: a private redis-server and this process's load on CPU 0, the built daemon (dist/) on CPU 1
-// with BACKEND_TYPE=redis, REDIS_TIMEOUT=1s and bench/rules/outage, and an open-loop gRPC load (half `plain`, half
-// `tight` descriptors) recorded call by call. Phases: before (Redis healthy), during (redis-server stopped with
-// SIGSTOP), after (SIGCONT). "During" is split where the circuit breaker opened, "after" where decisions use
-// Redis again (the breaker closed: its `counter store recovered` line, or the `ratelimit.backend.breaker_open`
-// gauge of /stats back at 0). Writes bench/OUTAGE.md and bench/outage.json.
+// `npm run bench:outage`: ratelimitd while its Redis freezes, for each BACKEND_FAILURE_MODE (README, the
+// "Backend outages (ratelimitd)" settings). Per mode: a private redis-server and this process's load on CPU 0,
+// the built daemon (dist/) on CPU 1 with BACKEND_TYPE=redis, REDIS_TIMEOUT=1s and bench/rules/outage, and an
+// open-loop gRPC load (half `plain`, half `tight` descriptors) recorded call by call. Phases: before (Redis
+// healthy), during (redis-server stopped with SIGSTOP), after (SIGCONT). "During" is split where the circuit
+// breaker opened, "after" where decisions use Redis again (the breaker closed: its `counter store recovered`
+// line, or the `ratelimit.backend.breaker_open` gauge of /stats back at 0). Writes bench/OUTAGE.md and
+// bench/outage.json.
 //
 //   node bench/outage.mjs [--modes error,local,allow] [--env K=V ...]
 //   env: OUTAGE_SECONDS (60), OUTAGE_BEFORE_SECONDS (15), OUTAGE_AFTER_SECONDS (15), OUTAGE_RPS (1000),
-//        OUTAGE_WARMUP_SECONDS (3)
+//        OUTAGE_WARMUP_SECONDS (5), OUTAGE_DUMP=<prefix> (also writes every call and sample to <prefix>.<mode>.json)
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -30,7 +31,7 @@ const seconds = (name, fallback) => Number(process.env[name] ?? fallback);
 const OUTAGE = seconds("OUTAGE_SECONDS", 60);
 const BEFORE = seconds("OUTAGE_BEFORE_SECONDS", 15);
 const AFTER = seconds("OUTAGE_AFTER_SECONDS", 15);
-const WARMUP = seconds("OUTAGE_WARMUP_SECONDS", 3);
+const WARMUP = seconds("OUTAGE_WARMUP_SECONDS", 5);
 const RPS = seconds("OUTAGE_RPS", 1000);
 /** After SIGCONT the run waits this much longer for the breaker to close (the longest cooldown is 30 s). */
 const RECOVERY_WAIT_SECONDS = 45;
@@ -108,6 +109,11 @@ async function runMode(mode) {
   }
   const endAt = now();
   const records = await load.stop();
+  if (process.env.OUTAGE_DUMP)
+    writeFileSync(
+      `${process.env.OUTAGE_DUMP}.${mode}.json`,
+      JSON.stringify({ beforeAt, stopAt, contAt, records, samples: monitor.samples }),
+    );
   monitor.stop();
   stopping = true;
   daemon.child.kill("SIGKILL");
