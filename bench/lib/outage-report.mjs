@@ -90,6 +90,9 @@ export function outageMarkdown({ machine, settings, command, modes }) {
     "",
     `Set-up: ${settings}`,
     "",
+    "A call counts in the phase it was sent in: those sent before the breaker opened wait for REDIS_TIMEOUT, and",
+    "the failure mode answers them then. decisions/s counts OK and OVER_LIMIT answers; errors are gRPC errors.",
+    "",
   ];
   for (const mode of modes) {
     lines.push(`## BACKEND_FAILURE_MODE=${mode.mode}`, "", table(mode.phases, COLUMNS), "");
