@@ -68,6 +68,9 @@ process.exit(0);
 async function runMode(mode) {
   console.log(`mode ${mode}: starting`);
   const redis = await startRedis(LOAD_CPU);
+  // A run that throws still takes its redis-server with it (a stopped one too: SIGKILL ends it as it is).
+  const killRedis = () => process.kill(redis.pid, "SIGKILL");
+  process.once("exit", killRedis);
   const daemon = await startDaemon(
     root,
     {
@@ -117,6 +120,7 @@ async function runMode(mode) {
   monitor.stop();
   stopping = true;
   daemon.child.kill("SIGKILL");
+  process.off("exit", killRedis);
   await redis.stop();
   const result = analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt });
   result.loadAverage = loadavg().map((l) => Number(l.toFixed(2)));
