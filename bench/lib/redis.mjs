@@ -40,6 +40,8 @@ export async function startRedis(cpu) {
   await waitForPort(port);
   return {
     port,
+    /** redis-server's pid (taskset execs it): `kill -STOP` freezes it for the outage benchmark. */
+    pid: child.pid,
     cpuSeconds: () => cpuSeconds(child.pid),
     stop: () =>
       new Promise((resolve) => {
