@@ -206,6 +206,11 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
             seriesValue(families, "ratelimit_service_backend_failure", { mode: "allow" }),
             answered.get("allow"),
           );
+          t.equal(
+            seriesValue(families, "ratelimit_service_should_rate_limit_error", { err_type: "redis_error" }),
+            answered.get("allow"),
+            "the reference's redis_error series counts the same decisions",
+          );
         });
 
         // Every breaker has been open for more than its cooldown: the next decision is the probe, which
