@@ -1,9 +1,10 @@
-// A redis-server frozen with SIGSTOP (README, BACKEND_FAILURE_MODE and the circuit breaker): the connection
-// stays up but nothing answers, so each call fails after REDIS_TIMEOUT. One daemon per failure mode on one
-// Redis: the first BACKEND_BREAKER_FAILURES decisions wait for the timeout, then the breaker opens and every
-// decision is answered by the mode at once; a probe after the cooldown fails and doubles it; after SIGCONT
-// the next probe closes the breaker and Redis counts again. Local mode (BACKEND_LOCAL_LIMIT_FRACTION=0.5)
-// counts in memory against half of each limit and writes none of it to Redis.
+// A redis-server frozen with SIGSTOP (README, "When the counter store fails"): the connection stays up but
+// nothing answers. One daemon per failure mode on one Redis: the first call waits for REDIS_TIMEOUT (the
+// connection is then dropped and the next calls fail at once), BACKEND_BREAKER_FAILURES failed calls open the
+// breaker, and every decision is then answered by the mode without waiting; a probe after the cooldown fails
+// and doubles it; after SIGCONT the next probe closes the breaker and Redis counts again. Local mode
+// (BACKEND_LOCAL_LIMIT_FRACTION=0.5) counts in memory against half of each limit and writes none of it to
+// Redis.
 import t from "tap";
 import { type DaemonProcess, startDaemon } from "../../helpers/daemon-process.js";
 import { envoyRlsClient } from "../../helpers/envoy-rls-client.js";
@@ -67,7 +68,6 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
           ...(mode === "allow"
             ? { USE_PROMETHEUS: "true", PROMETHEUS_ADDR: `127.0.0.1:${prometheusPort}` }
             : {}),
-          LOG_FORMAT: "json",
           RUNTIME_ROOT: runtimeRoot,
         });
         stopAtTeardown(t, daemon);

@@ -1,5 +1,5 @@
-// redis-server SIGKILLed, then restarted on the same port (README, BACKEND_FAILURE_MODE and the circuit
-// breaker): calls fail at once (refused, closed), the breaker opens after BACKEND_BREAKER_FAILURES of them,
+// redis-server SIGKILLed, then restarted on the same port (README, "When the counter store fails"): calls
+// fail at once (refused, closed), the breaker opens after BACKEND_BREAKER_FAILURES of them,
 // each failed probe doubles the cooldown up to BACKEND_BREAKER_MAX_COOLDOWN, and the first probe after the
 // restart closes it. With REDIS_HEALTH_CHECK_ACTIVE_CONNECTION on, /healthcheck turns unhealthy in error mode
 // only: in allow mode the daemon still answers every decision, so it stays 200.
