@@ -7,7 +7,8 @@
 // line, or the `ratelimit.backend.breaker_open` gauge of /stats back at 0). Writes bench/OUTAGE.md and
 // bench/outage.json.
 //
-//   node bench/outage.mjs [--modes error,local,allow] [--env K=V ...]
+//   node bench/outage.mjs [--modes healthy,error,local,allow] [--env K=V ...]
+//   (`healthy` is the control run: the same daemon and load, Redis never frozen, for the RSS comparison)
 //   env: OUTAGE_SECONDS (60), OUTAGE_BEFORE_SECONDS (15), OUTAGE_AFTER_SECONDS (15), OUTAGE_RPS (1000),
 //        OUTAGE_WARMUP_SECONDS (5), OUTAGE_DUMP=<prefix> (also writes every call and sample to <prefix>.<mode>.json)
 import { execFileSync } from "node:child_process";
@@ -35,7 +36,9 @@ const WARMUP = seconds("OUTAGE_WARMUP_SECONDS", 5);
 const RPS = seconds("OUTAGE_RPS", 1000);
 /** After SIGCONT the run waits this much longer for the breaker to close (the longest cooldown is 30 s). */
 const RECOVERY_WAIT_SECONDS = 45;
-const MODES = option("modes", process.env.OUTAGE_MODES ?? "error,local,allow").split(",");
+/** `healthy` is the control: the same daemon (mode error) and load, its Redis never frozen. */
+const MODES = option("modes", process.env.OUTAGE_MODES ?? "healthy,error,local,allow").split(",");
+const CONTROL = "healthy";
 const EXTRA_ENV = extraEnv();
 const LOAD_CPU = 0;
 const DAEMON_CPU = 1;
@@ -79,7 +82,7 @@ async function runMode(mode) {
       REDIS_URL: `127.0.0.1:${redis.port}`,
       REDIS_TIMEOUT: "1s",
       RUNTIME_SUBDIRECTORY: "outage",
-      BACKEND_FAILURE_MODE: mode,
+      BACKEND_FAILURE_MODE: mode === CONTROL ? "error" : mode,
       ...EXTRA_ENV,
     },
     DAEMON_CPU,
@@ -96,18 +99,18 @@ async function runMode(mode) {
   const beforeAt = now();
   await sleep(BEFORE * 1000);
   const stopAt = now();
-  process.kill(redis.pid, "SIGSTOP");
-  console.log(`mode ${mode}: redis-server stopped`);
+  if (mode !== CONTROL) process.kill(redis.pid, "SIGSTOP");
+  console.log(`mode ${mode}: ${mode === CONTROL ? "control: Redis left running" : "redis-server stopped"}`);
   await sleep(OUTAGE * 1000);
   const contAt = now();
-  process.kill(redis.pid, "SIGCONT");
-  console.log(`mode ${mode}: redis-server continued`);
+  if (mode !== CONTROL) process.kill(redis.pid, "SIGCONT");
+  if (mode !== CONTROL) console.log(`mode ${mode}: redis-server continued`);
   for (;;) {
     const closedAt = monitor.closedSince();
     if (now() > contAt + (AFTER + RECOVERY_WAIT_SECONDS) * 1000) break;
     if (closedAt !== undefined && now() >= Math.max(contAt + AFTER * 1000, closedAt + 5000)) break;
-    // A build without the breaker has no gauge to wait for.
-    if (monitor.gauge.length === 0 && now() >= contAt + AFTER * 1000) break;
+    // A build without the breaker has no gauge to wait for, and the control run nothing to recover from.
+    if ((mode === CONTROL || monitor.gauge.length === 0) && now() >= contAt + AFTER * 1000) break;
     await sleep(100);
   }
   const endAt = now();
@@ -122,7 +125,8 @@ async function runMode(mode) {
   daemon.child.kill("SIGKILL");
   process.off("exit", killRedis);
   await redis.stop();
-  const result = analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt });
+  const control = results.find((r) => r.mode === CONTROL);
+  const result = analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt }, control);
   result.loadAverage = loadavg().map((l) => Number(l.toFixed(2)));
   result.recoveryText += `; machine load average at the end ${result.loadAverage.join(", ")}`;
   for (const p of result.phases)
@@ -184,7 +188,7 @@ function startMonitor(daemon) {
   };
 }
 
-function analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt }) {
+function analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt }, control) {
   const { samples, gauge, lines } = monitor;
   const firstLine = (pattern, from) => lines.find((l) => l.t >= from && pattern.test(l.line));
   const openAt =
@@ -224,7 +228,7 @@ function analyse(mode, records, monitor, { beforeAt, stopAt, contAt, endAt }) {
     cooldownAtContS: cooldownS,
     recoveryText,
     phases,
-    targets: targets(mode, phases, openAt, recoveryS, cooldownS),
+    targets: mode === CONTROL ? [] : targets(mode, phases, openAt, recoveryS, cooldownS, control),
     breakerLog: lines.map((l) => ({ atS: Number(((l.t - stopAt) / 1000).toFixed(3)), line: l.line })),
   };
 }
@@ -237,7 +241,7 @@ function cooldownAt(lines, contAt) {
   return setting ? Number(setting[1]) * { ms: 0.001, s: 1, m: 60 }[setting[2]] : null;
 }
 
-function targets(mode, phases, openAt, recoveryS, cooldownS) {
+function targets(mode, phases, openAt, recoveryS, cooldownS, control) {
   const [before, , open, during] = phases;
   const growth = (mib) => {
     const percent = (mib / before.rssEndMiB - 1) * 100;
@@ -265,6 +269,7 @@ function targets(mode, phases, openAt, recoveryS, cooldownS) {
       met: yes(peak.percent <= 10),
     },
     { mode, target: "… at the end of the outage", measured: end.text, met: yes(end.percent <= 10) },
+    ...(control === undefined ? [] : [controlRow(mode, during, control)]),
     {
       mode,
       target: "recovery within one cooldown",
@@ -275,4 +280,19 @@ function targets(mode, phases, openAt, recoveryS, cooldownS) {
       met: openAt === undefined || recoveryS === undefined ? "**no**" : yes(recoveryS <= cooldownS),
     },
   ];
+}
+
+/**
+ * RSS at the end of the outage beside the control run's at the same moment (Redis healthy, same load): V8
+ * grows its heap under steady load whether or not Redis fails, which "before" alone does not show.
+ */
+function controlRow(mode, during, control) {
+  const same = control.phases.find((p) => p.phase === "during (all)");
+  const percent = (during.rssEndMiB / same.rssEndMiB - 1) * 100;
+  return {
+    mode,
+    target: "… at the end of the outage, beside the control run (Redis never frozen) at the same moment",
+    measured: `${during.rssEndMiB} MiB vs ${same.rssEndMiB} MiB (${percent >= 0 ? "+" : ""}${percent.toFixed(1)} %)`,
+    met: percent <= 10 ? "yes" : "**no**",
+  };
 }
