@@ -14,6 +14,8 @@ export interface StoreGuardOptions {
   readonly breaker: CircuitBreaker | undefined;
   /** BACKEND_MAX_PENDING: calls waiting on the store at once; more are refused at once. */
   readonly maxPending: number;
+  /** How long a probe's decision waits for the store before the failure mode answers it; 100 ms by default. */
+  readonly probeWaitMs?: number;
 }
 
 /**
@@ -27,6 +29,7 @@ export class GuardedCounterStore implements CounterStore {
   readonly #store: CounterStore;
   readonly #breaker: CircuitBreaker | undefined;
   readonly #maxPending: number;
+  readonly #probeWaitMs: number;
   #pending = 0;
   #openError: BackendUnavailableError | undefined;
 
@@ -34,6 +37,7 @@ export class GuardedCounterStore implements CounterStore {
     this.#store = store;
     this.#breaker = options.breaker;
     this.#maxPending = options.maxPending;
+    this.#probeWaitMs = options.probeWaitMs ?? 100;
   }
 
   get name(): string {
@@ -111,7 +115,7 @@ export class GuardedCounterStore implements CounterStore {
       return result;
     }
     this.#pending++;
-    return result.then(
+    const settled = result.then(
       (values) => {
         this.#pending--;
         this.#settle(admission, undefined);
@@ -123,6 +127,38 @@ export class GuardedCounterStore implements CounterStore {
         throw error;
       },
     );
+    return admission === "probe" ? this.#boundedProbe(settled) : settled;
+  }
+
+  /**
+   * A probe's decision waits at most `probeWaitMs` for the store: past that it fails like a refused call
+   * (the failure mode answers it), while the probe itself goes on and its outcome still opens or closes the
+   * breaker. A store still frozen thus holds no decision for its whole timeout.
+   */
+  #boundedProbe(settled: Promise<number[]>): Promise<number[]> {
+    // Handled here too: once the timer has answered, nobody else awaits the probe's own failure.
+    settled.catch(() => {});
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new BackendUnavailableError(
+            this.#store.name,
+            "breaker_open",
+            `its probe has had no answer for ${this.#probeWaitMs} ms`,
+          ),
+        );
+      }, this.#probeWaitMs);
+      settled.then(
+        (values) => {
+          clearTimeout(timer);
+          resolve(values);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   #settle(admission: Admission, error: unknown): void {

@@ -40,7 +40,7 @@ class HeldStore implements CounterStore {
   }
 }
 
-function setUp(maxPending: number, failures = 2) {
+function setUp(maxPending: number, failures = 2, probeWaitMs = 100) {
   const clock = { ms: 0 };
   const inner = new HeldStore();
   const breaker = new CircuitBreaker({
@@ -49,7 +49,12 @@ function setUp(maxPending: number, failures = 2) {
     maxCooldownMs: 1000,
     nowMs: () => clock.ms,
   });
-  return { clock, inner, breaker, store: new GuardedCounterStore(inner, { breaker, maxPending }) };
+  return {
+    clock,
+    inner,
+    breaker,
+    store: new GuardedCounterStore(inner, { breaker, maxPending, probeWaitMs }),
+  };
 }
 
 /** The error `call` throws at once (not a rejection later). */
@@ -136,8 +141,10 @@ t.test("a request the store refuses itself neither opens the breaker nor spends 
   inner.calls[2]!.reject(tooLong);
   await (probe as Promise<number[]>).catch(() => undefined);
   t.equal(breaker.isOpen, true);
-  store.increment([INC]);
+  const next = store.increment([INC]);
   t.equal(inner.calls.length, 4, "the next call is the probe");
+  inner.calls[3]!.resolve([1]);
+  t.strictSame(await next, [1]);
 });
 
 t.test("the memory store's synchronous answers pass through without counting as pending", async (t) => {
@@ -148,3 +155,53 @@ t.test("the memory store's synchronous answers pass through without counting as 
   t.equal(store.pending, 0);
   t.equal(store.name, "memory");
 });
+
+t.test(
+  "a probe's decision waits at most probeWaitMs; the probe's late answer still closes the breaker",
+  async (t) => {
+    const { inner, store, breaker, clock } = setUp(10, 1, 20);
+    const failed = store.increment([INC]);
+    inner.calls[0]!.reject(TIMEOUT);
+    await (failed as Promise<number[]>).catch(() => undefined);
+    clock.ms = 1000;
+    const started = performance.now();
+    const probe = await (store.increment([INC]) as Promise<number[]>).catch((error: unknown) => error);
+    t.ok(performance.now() - started < 1000, "answered long before the store");
+    t.ok(probe instanceof BackendUnavailableError);
+    t.equal(
+      (probe as Error).message,
+      "redis: unavailable (circuit breaker open: its probe has had no answer for 20 ms)",
+    );
+    t.equal(breaker.isOpen, true, "still open while the probe is out");
+    t.equal(store.pending, 1);
+    inner.calls[1]!.resolve([4]);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.equal(breaker.isOpen, false, "closed by the probe's own answer");
+    t.equal(store.pending, 0);
+  },
+);
+
+t.test(
+  "a probe answered in time is the decision's answer; a late failure is no unhandled rejection",
+  async (t) => {
+    const { inner, store, breaker, clock } = setUp(10, 1, 20);
+    const failed = store.increment([INC]);
+    inner.calls[0]!.reject(TIMEOUT);
+    await (failed as Promise<number[]>).catch(() => undefined);
+    clock.ms = 1000;
+    const probe = store.increment([INC]);
+    inner.calls[1]!.resolve([9]);
+    t.strictSame(await probe, [9]);
+    t.equal(breaker.isOpen, false);
+    // Open again, and let a probe fail after its decision was answered.
+    const again = store.increment([INC]);
+    inner.calls[2]!.reject(TIMEOUT);
+    await (again as Promise<number[]>).catch(() => undefined);
+    clock.ms = 2000;
+    const late = await (store.increment([INC]) as Promise<number[]>).catch((error: unknown) => error);
+    t.ok(late instanceof BackendUnavailableError);
+    inner.calls[3]!.reject(TIMEOUT);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.equal(breaker.isOpen, true);
+  },
+);
