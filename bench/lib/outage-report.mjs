@@ -58,6 +58,7 @@ const COLUMNS = [
   ["errors", "errors"],
   ["p50Ms", "p50 ms"],
   ["p99Ms", "p99 ms"],
+  ["serverP99Ms", "daemon p99 ms"],
   ["maxMs", "max ms"],
   ["rssMaxMiB", "RSS max MiB"],
   ["rssEndMiB", "RSS end MiB"],
