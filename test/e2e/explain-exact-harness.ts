@@ -1,0 +1,294 @@
+/**
+ * The harness of the "explain is exact" tests (issue 17, spec extensions §E5): each step of a scenario asks
+ * `POST /explain` (debug port) and then makes the real decision through `/json` with the same body, and checks
+ * that the explained overall code and per-descriptor statuses equal the decision's, that the explained rule is
+ * the expected full key, and that neither `/stats` nor the counter store moved during the explain.
+ */
+import type { Test } from "tap";
+import type { DaemonProcess } from "../helpers/daemon-process.js";
+import { httpRequest } from "../helpers/http-request.js";
+import { stayInsideWindow } from "../helpers/window-guard.js";
+import { PhaseGuard } from "./explain-exact-timing.js";
+
+/** The parts of a `POST /explain` answer these tests read (the shape of issue 17, spec extensions §E5). */
+export interface Explained {
+  readonly domain?: string;
+  readonly overallCode?: string;
+  readonly descriptors?: readonly ExplainedDescriptor[];
+}
+
+/** One descriptor of an explain answer. */
+export interface ExplainedDescriptor {
+  readonly rule?: string | null;
+  readonly status?: unknown;
+  readonly replaced?: boolean;
+  readonly unlimited?: boolean;
+  readonly shadowMode?: boolean;
+  readonly quotaMode?: boolean;
+  readonly hits?: number;
+  readonly override?: unknown;
+  readonly limits?: readonly {
+    readonly name?: string;
+    readonly algorithm?: string;
+    readonly counters?: readonly { readonly key: string; readonly value?: number | null }[];
+  }[];
+}
+
+/** One descriptor of a `/json` body, proto3 JSON. */
+export interface JsonDescriptor {
+  readonly entries: readonly { readonly key: string; readonly value: string }[];
+  readonly limit?: { readonly requestsPerUnit: number; readonly unit: string };
+  readonly hitsAddend?: number;
+}
+
+/** A `/json` body, proto3 JSON. */
+export interface JsonRequest {
+  readonly domain: string;
+  readonly descriptors: readonly JsonDescriptor[];
+  readonly hitsAddend?: number;
+}
+
+/** Shape fields of EXPLAIN-SHAPE asserted for one descriptor, beside `status` and `rule`. */
+export interface DescriptorExpectation {
+  readonly replaced?: boolean;
+  readonly unlimited?: boolean;
+  readonly shadowMode?: boolean;
+  readonly quotaMode?: boolean;
+  readonly hits?: number;
+  readonly override?: { readonly requestsPerUnit: number; readonly unit: string } | null;
+  /** `name/algorithm` of every limit checked, in order (stacked `rate_limits`: each kept one). */
+  readonly limits?: readonly string[];
+}
+
+/** One request of a scenario: explained, then decided. */
+export interface Step {
+  readonly request: JsonRequest;
+  /** The decision's overall code, so a scenario provably reaches the state it is about. */
+  readonly overall: "OK" | "OVER_LIMIT";
+  /**
+   * Per descriptor, the full key (`domain.key_value…`, as `/rlconfig` names it) explain must name, `null`
+   * for none; `undefined` where the spec does not say (a request-level override no rule matches).
+   */
+  readonly rules: readonly (string | null | undefined)[];
+  readonly expect?: readonly (DescriptorExpectation | undefined)[];
+  /**
+   * This decision puts a token bucket's theoretical arrival time at "now": the buckets' resets are
+   * whole seconds of (TAT − now), so later steps must not straddle this sub-second phase.
+   */
+  readonly startsBucket?: boolean;
+}
+
+/** A request sequence on fresh counters. */
+export interface Scenario {
+  readonly name: string;
+  /**
+   * The shortest window the scenario's limits count in: the whole scenario stays inside one, and so inside
+   * one of each longer window too (epoch-aligned, their boundaries are also its boundaries).
+   */
+  readonly windowSeconds: number;
+  readonly steps: readonly Step[];
+}
+
+/** What the counter store holds now, by key; `undefined` where only the explain's own view is available. */
+export interface StoreView {
+  /** A snapshot of every key: value and remaining time to live (ms, -1 without expiry). */
+  snapshot(): Promise<Map<string, { value: string; pttlMs: number }>>;
+}
+
+/** How a run checks the store: Redis by redis-cli; memory by comparing two explains' counters. */
+export interface ExplainRun {
+  readonly daemon: DaemonProcess;
+  /** Redis only: the store read directly (never through the daemon). */
+  readonly store?: StoreView;
+}
+
+const decoder = (text: string) => JSON.parse(text) as unknown;
+
+async function post(port: number, path: string, body: string) {
+  const reply = await httpRequest(port, path, { method: "POST", body });
+  return { status: reply.status, type: reply.headers["content-type"], body: reply.body };
+}
+
+/** `/stats` as name → value, process gauges left out (they move by themselves). */
+export function statsOf(text: string): Record<string, string> {
+  const stats: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const at = line.lastIndexOf(": ");
+    const name = line.slice(0, at);
+    if (MOVES_BY_ITSELF.test(name)) continue;
+    stats[name] = line.slice(at + 2);
+  }
+  return stats;
+}
+
+// Gauges of the process itself (src/observability/runtime-stats.ts), which change between two reads with
+// no request at all. Every other line — counters, timers, the store's gauges, the dynamic-stats gauges that
+// would show a stat created by the explain (detailed_metric, value_to_metric, overrides) — must stay.
+const MOVES_BY_ITSELF = /^ratelimit\.node\./;
+
+/** Runs every scenario as its own subtest against one daemon. */
+export function explainScenarios(t: Test, run: ExplainRun, scenarios: readonly Scenario[]): void {
+  for (const scenario of scenarios) {
+    t.test(scenario.name, async (t) => {
+      await stayInsideWindow(scenario.windowSeconds, scenario.steps.length * 2 + 5);
+      const guard = new PhaseGuard();
+      for (const [index, step] of scenario.steps.entries()) {
+        await exactStep(t, run, guard, step, `step ${index + 1}`);
+      }
+    });
+  }
+}
+
+async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step, label: string) {
+  const { daemon, store } = run;
+  const body = JSON.stringify(step.request);
+  await guard.waitForRoom();
+  const statsBefore = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
+  const keysBefore = await store?.snapshot();
+  const startedMs = Date.now();
+  const first = await post(daemon.debugPort, "/explain", body);
+  const statsAfter = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
+  const keysAfter = await store?.snapshot();
+  const second = await post(daemon.debugPort, "/explain", body);
+  const decision = await post(daemon.httpPort, "/json", body);
+  const endedMs = Date.now();
+  if (step.startsBucket) guard.addPhase(startedMs, endedMs);
+  await settle(run);
+
+  t.strictSame(
+    [first.status, first.type],
+    [200, "application/json"],
+    `${label}: /explain answers 200 JSON (${first.body.slice(0, 300)})`,
+  );
+  if (first.status !== 200) return;
+  const explained = decoder(first.body) as Explained;
+  const again = decoder(second.body) as Explained;
+  const json = decoder(decision.body) as { overallCode: string; statuses: unknown[] };
+  t.equal(decision.status, step.overall === "OK" ? 200 : 429, `${label}: /json HTTP status`);
+  t.equal(json.overallCode, step.overall, `${label}: the decision is ${step.overall}`);
+
+  t.equal(explained.overallCode, json.overallCode, `${label}: overallCode explained = decided`);
+  t.equal(explained.domain, step.request.domain, `${label}: domain`);
+  t.equal(explained.descriptors?.length, step.request.descriptors.length, `${label}: one per descriptor`);
+  const crossed = guard.crossed(startedMs, endedMs);
+  if (crossed) t.comment(`${label}: took ${endedMs - startedMs} ms across a reset-changing instant`);
+  step.request.descriptors.forEach((_, i) => {
+    const what = `${label} descriptor ${i}`;
+    const mine = explained.descriptors?.[i];
+    const decided = json.statuses[i] as Record<string, unknown>;
+    compareStatus(t, mine?.status, decided, crossed, what);
+    const rule = step.rules[i];
+    if (rule !== undefined) t.equal(mine?.rule, rule, `${what}: rule`);
+    else t.comment(`${what}: rule not specified by §E5 here; explain says ${JSON.stringify(mine?.rule)}`);
+    checkExpectation(t, mine, step.expect?.[i], what);
+    t.strictSame(
+      countersOf(again.descriptors?.[i]),
+      countersOf(mine),
+      `${what}: a second explain reads the same counters (the first counted nothing)`,
+    );
+  });
+  t.strictSame(statsAfter, statsBefore, `${label}: /stats unchanged by the explain`);
+  if (keysBefore !== undefined && keysAfter !== undefined) {
+    storeUnchanged(t, keysBefore, keysAfter, label);
+    countersMatchStore(t, explained, keysBefore, label);
+  }
+}
+
+/**
+ * Waits for the decision's background writes (a refused sliding-window hit is given back after the answer,
+ * README "Beyond the reference"), so that they do not land inside the next step's explain.
+ */
+async function settle(run: ExplainRun): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  const store = run.store;
+  if (store === undefined) return;
+  const same = (a: Map<string, { value: string }>, b: Map<string, { value: string }>) =>
+    a.size === b.size && [...a].every(([key, { value }]) => b.get(key)?.value === value);
+  let last = await store.snapshot();
+  for (let tries = 0; tries < 20; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const now = await store.snapshot();
+    if (same(last, now)) return;
+    last = now;
+  }
+}
+
+/**
+ * Status equality. When the step straddled a whole second (fixed and sliding windows) or a bucket's phase
+ * (token buckets) only `durationUntilReset` may differ, by that one second; everything else stays exact.
+ */
+function compareStatus(
+  t: Test,
+  explained: unknown,
+  decided: Record<string, unknown>,
+  crossed: boolean,
+  what: string,
+) {
+  if (!crossed) {
+    t.strictSame(explained, decided, `${what}: status explained = decided`);
+    return;
+  }
+  const { durationUntilReset: mine, ...rest } = (explained ?? {}) as Record<string, unknown>;
+  const { durationUntilReset: theirs, ...decidedRest } = decided;
+  t.strictSame(rest, decidedRest, `${what}: status explained = decided (but the reset)`);
+  const seconds = (d: unknown) => Number(String(d ?? "0s").replace(/s$/, ""));
+  const gap = seconds(mine) - seconds(theirs);
+  t.ok(gap === 0 || gap === 1, `${what}: reset ${String(mine)} explained vs ${String(theirs)} decided`);
+}
+
+function checkExpectation(
+  t: Test,
+  explained: ExplainedDescriptor | undefined,
+  expected: DescriptorExpectation | undefined,
+  what: string,
+) {
+  if (expected === undefined) return;
+  const { limits, ...flags } = expected;
+  const actual: Record<string, unknown> = {};
+  for (const name of Object.keys(flags)) actual[name] = explained?.[name as keyof ExplainedDescriptor];
+  t.strictSame(actual, flags, `${what}: ${Object.keys(flags).join(", ")}`);
+  if (limits !== undefined) {
+    t.strictSame(
+      (explained?.limits ?? []).map((limit) => `${limit.name}/${limit.algorithm}`),
+      limits,
+      `${what}: limits checked`,
+    );
+  }
+}
+
+function countersOf(descriptor: ExplainedDescriptor | undefined) {
+  return (descriptor?.limits ?? []).map((limit) => limit.counters);
+}
+
+function storeUnchanged(
+  t: Test,
+  before: Map<string, { value: string; pttlMs: number }>,
+  after: Map<string, { value: string; pttlMs: number }>,
+  label: string,
+) {
+  const values = (keys: Map<string, { value: string }>) =>
+    Object.fromEntries([...keys].map(([key, { value }]) => [key, value]));
+  t.strictSame(values(after), values(before), `${label}: Redis keys and values unchanged by the explain`);
+  // An EXPIRE refreshed by the explain would push a key's time to live up again.
+  const refreshed = [...after].filter(([key, { pttlMs }]) => pttlMs > (before.get(key)?.pttlMs ?? pttlMs));
+  t.strictSame(refreshed, [], `${label}: no expiry refreshed by the explain`);
+}
+
+/** The counter values explain reports are the store's (fixed and sliding windows: plain integers). */
+function countersMatchStore(
+  t: Test,
+  explained: Explained,
+  keys: Map<string, { value: string }>,
+  label: string,
+) {
+  (explained.descriptors ?? []).forEach((descriptor, i) => {
+    for (const limit of descriptor.limits ?? []) {
+      if (limit.algorithm === "token_bucket") continue; // a stored arrival time, not a count
+      for (const counter of limit.counters ?? []) {
+        const stored = Number(keys.get(counter.key)?.value ?? 0);
+        t.equal(Number(counter.value ?? 0), stored, `${label} descriptor ${i}: ${counter.key} as in Redis`);
+      }
+    }
+  });
+}
