@@ -64,7 +64,7 @@ export function describeDescriptor(
     shadowMode,
     quotaMode,
     why: whyOf(plan, trace, { rule, override: override !== null, replaced, unlimited }),
-    limits: active === undefined ? [] : limitsOf(plan, active, current),
+    limits: active === undefined ? [] : limitsOf(active, current),
   };
 }
 
@@ -85,7 +85,7 @@ function whyOf(
 
 type ActiveOf = NonNullable<DecisionPlan["active"][number]>;
 
-function limitsOf(plan: DecisionPlan, active: ActiveOf, current: ArrayLike<number>): ExplainedLimit[] {
+function limitsOf(active: ActiveOf, current: ArrayLike<number>): ExplainedLimit[] {
   if (active.parts === undefined) {
     const value = active.localCacheHit ? [] : [{ key: active.cacheKey, value: current[active.increment]! }];
     return [plainLimit(active.rule, value, active.localCacheHit)];
