@@ -4,7 +4,7 @@
  * locally cached over-limit keys are covered too.
  */
 import type { Test } from "tap";
-import { startDaemon } from "../helpers/daemon-process.js";
+import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { startRedis } from "../helpers/redis-servers.js";
 import type { ExplainRun, Scenario, StoreView } from "./explain-exact-harness.js";
@@ -20,8 +20,9 @@ const SNAPSHOT =
 export async function onMemory(t: Test, rules: string, scenarios: readonly Scenario[]): Promise<void> {
   const daemon = await startDaemon({ RUNTIME_ROOT: t.testdir({ config: { "rules.yaml": rules } }) });
   t.teardown(() => daemon.stop());
-  await answerNames(t, { daemon }, rules, "memory");
-  explainScenarios(t, { daemon }, scenarios);
+  showLogsOnFailure(t, daemon);
+  await answerNames(t, { daemon, localCache: false }, rules, "memory");
+  explainScenarios(t, { daemon, localCache: false }, scenarios);
 }
 
 /** Runs `scenarios` on a Redis-backed daemon loaded with `rules`, keys prefixed, local cache on. */
@@ -37,6 +38,7 @@ export async function onRedis(t: Test, rules: string, scenarios: readonly Scenar
     RUNTIME_ROOT: t.testdir({ config: { "rules.yaml": rules } }),
   });
   t.teardown(() => daemon.stop());
+  showLogsOnFailure(t, daemon);
   const store: StoreView = {
     snapshot: async () => {
       const keys = new Map<string, { value: string; pttlMs: number }>();
@@ -49,8 +51,16 @@ export async function onRedis(t: Test, rules: string, scenarios: readonly Scenar
       return keys;
     },
   };
-  await answerNames(t, { daemon, store }, rules, "redis");
-  explainScenarios(t, { daemon, store }, scenarios);
+  await answerNames(t, { daemon, store, localCache: true }, rules, "redis");
+  explainScenarios(t, { daemon, store, localCache: true }, scenarios);
+}
+
+/** A failed run shows the end of what the daemon logged (a crash, a backend error). */
+function showLogsOnFailure(t: Test, daemon: DaemonProcess): void {
+  t.teardown(() => {
+    if (!t.passing())
+      t.comment(`daemon exit ${daemon.child.exitCode}; its log:\n${daemon.logs().slice(-4000)}`);
+  });
 }
 
 /** The answer names its store and its rule source (EXPLAIN-SHAPE, issue 17 §E5). */

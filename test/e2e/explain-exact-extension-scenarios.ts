@@ -63,18 +63,26 @@ const OVER = "OVER_LIMIT";
 const HOUR = 3600;
 type Overall = Step["overall"];
 
-/** One descriptor asked `overalls.length` times; `bucket`: the first request starts a token bucket. */
+/**
+ * One descriptor asked `overalls.length` times; `bucket`: the first request starts a token bucket;
+ * `cached`: the limits checked once the local cache knows the descriptor over (from the last step only).
+ */
 function asked(
   key: string,
   rule: string,
   overalls: readonly Overall[],
   limits: readonly string[],
-  bucket = false,
+  more: { bucket?: boolean; cached?: readonly string[] } = {},
 ) {
   return overalls.map((overall, i) =>
     step("ext", [entries(`${key}=v`)], overall, [rule], {
-      expect: [{ limits }],
-      startsBucket: bucket && i === 0,
+      expect: [
+        {
+          limits,
+          ...(more.cached && i === overalls.length - 1 ? { limitsWithLocalCache: more.cached } : {}),
+        },
+      ],
+      startsBucket: more.bucket === true && i === 0,
     }),
   );
 }
@@ -88,7 +96,7 @@ export const EXTENSION_SCENARIOS: readonly Scenario[] = [
   {
     name: "token_bucket 3/hour, burst 2",
     windowSeconds: HOUR,
-    steps: asked("bucket", "ext.bucket", [OK, OK, OVER, OVER], ["/token_bucket"], true),
+    steps: asked("bucket", "ext.bucket", [OK, OK, OVER, OVER], ["/token_bucket"], { bucket: true }),
   },
   {
     name: "fixed window of 5 minutes (unit_multiplier 5)",
@@ -103,7 +111,7 @@ export const EXTENSION_SCENARIOS: readonly Scenario[] = [
   {
     name: "token bucket of 2 per 2 hours (unit_multiplier 2), burst 1",
     windowSeconds: 2 * HOUR,
-    steps: asked("bucket2h", "ext.bucket2h", [OK, OVER, OVER], ["/token_bucket"], true),
+    steps: asked("bucket2h", "ext.bucket2h", [OK, OVER, OVER], ["/token_bucket"], { bucket: true }),
   },
   {
     name: "stacked: 2/minute fixed and 3/hour sliding",
@@ -113,6 +121,7 @@ export const EXTENSION_SCENARIOS: readonly Scenario[] = [
       "ext.stacked",
       [OK, OK, OVER, OVER],
       ["stacked_burst/fixed_window", "stacked_hourly/sliding_window"],
+      { cached: ["stacked_burst/fixed_window"] },
     ),
   },
   {
@@ -123,7 +132,7 @@ export const EXTENSION_SCENARIOS: readonly Scenario[] = [
       "ext.mixed",
       [OK, OK, OVER, OVER],
       ["mixed_bucket/token_bucket", "mixed_fixed/fixed_window"],
-      true,
+      { bucket: true, cached: ["mixed_fixed/fixed_window"] },
     ),
   },
   {
@@ -151,7 +160,7 @@ export const EXTENSION_SCENARIOS: readonly Scenario[] = [
   {
     name: "shadow_mode on a token bucket: over, answered OK",
     windowSeconds: HOUR,
-    steps: asked("shadowbucket", "ext.shadowbucket", [OK, OK, OK], ["/token_bucket"], true),
+    steps: asked("shadowbucket", "ext.shadowbucket", [OK, OK, OK], ["/token_bucket"], { bucket: true }),
   },
   {
     name: "quota_mode on a sliding window",

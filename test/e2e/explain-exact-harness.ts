@@ -30,6 +30,7 @@ export interface ExplainedDescriptor {
   readonly limits?: readonly {
     readonly name?: string;
     readonly algorithm?: string;
+    readonly localCacheHit?: boolean;
     readonly counters?: readonly { readonly key: string; readonly value?: number | null }[];
   }[];
 }
@@ -58,6 +59,11 @@ export interface DescriptorExpectation {
   readonly override?: { readonly requestsPerUnit: number; readonly unit: string } | null;
   /** `name/algorithm` of every limit checked, in order (stacked `rate_limits`: each kept one). */
   readonly limits?: readonly string[];
+  /**
+   * {@link limits} on a run with the local over-limit cache on, where it differs: a limit the cache
+   * knows to be over decides alone, as in the decision (src/engine/decision-engine.ts `#planCounters`).
+   */
+  readonly limitsWithLocalCache?: readonly string[];
 }
 
 /** One request of a scenario: explained, then decided. */
@@ -100,6 +106,8 @@ export interface ExplainRun {
   readonly daemon: DaemonProcess;
   /** Redis only: the store read directly (never through the daemon). */
   readonly store?: StoreView;
+  /** LOCAL_CACHE_SIZE_IN_BYTES > 0: over-limit keys are answered by the local cache. */
+  readonly localCache: boolean;
 }
 
 const decoder = (text: string) => JSON.parse(text) as unknown;
@@ -151,10 +159,12 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
   const statsAfter = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
   const keysAfter = await store?.snapshot();
   const second = await post(daemon.debugPort, "/explain", body);
+  const explainsMs = Date.now() - startedMs;
   const decision = await post(daemon.httpPort, "/json", body);
   const endedMs = Date.now();
   if (step.startsBucket) guard.addPhase(startedMs, endedMs);
   await settle(run);
+  const statsDecided = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
 
   t.strictSame(
     [first.status, first.type],
@@ -181,14 +191,15 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
     const rule = step.rules[i];
     if (rule !== undefined) t.equal(mine?.rule, rule, `${what}: rule`);
     else t.comment(`${what}: rule not specified by §E5 here; explain says ${JSON.stringify(mine?.rule)}`);
-    checkExpectation(t, mine, step.expect?.[i], what);
-    t.strictSame(
-      countersOf(again.descriptors?.[i]),
-      countersOf(mine),
-      `${what}: a second explain reads the same counters (the first counted nothing)`,
-    );
+    checkExpectation(t, mine, step.expect?.[i], run.localCache, what);
+    sameCounters(t, mine, again.descriptors?.[i], explainsMs, what);
   });
   t.strictSame(statsAfter, statsBefore, `${label}: /stats unchanged by the explain`);
+  t.equal(
+    localCacheHits(explained),
+    localCacheCounted(statsAfter, statsDecided),
+    `${label}: hits the explain says the local cache answers = over_limit_with_local_cache of the decision`,
+  );
   if (keysBefore !== undefined && keysAfter !== undefined) {
     storeUnchanged(t, keysBefore, keysAfter, label);
     countersMatchStore(t, explained, keysBefore, label);
@@ -241,10 +252,12 @@ function checkExpectation(
   t: Test,
   explained: ExplainedDescriptor | undefined,
   expected: DescriptorExpectation | undefined,
+  localCache: boolean,
   what: string,
 ) {
   if (expected === undefined) return;
-  const { limits, ...flags } = expected;
+  const { limits: uncached, limitsWithLocalCache, ...flags } = expected;
+  const limits = localCache ? (limitsWithLocalCache ?? uncached) : uncached;
   const actual: Record<string, unknown> = {};
   for (const name of Object.keys(flags)) actual[name] = explained?.[name as keyof ExplainedDescriptor];
   t.strictSame(actual, flags, `${what}: ${Object.keys(flags).join(", ")}`);
@@ -257,8 +270,61 @@ function checkExpectation(
   }
 }
 
-function countersOf(descriptor: ExplainedDescriptor | undefined) {
-  return (descriptor?.limits ?? []).map((limit) => limit.counters);
+/** The hits of the descriptors the explain says the local over-limit cache answers. */
+function localCacheHits(explained: Explained): number {
+  let hits = 0;
+  for (const descriptor of explained.descriptors ?? []) {
+    if ((descriptor.limits ?? []).some((limit) => limit.localCacheHit)) hits += descriptor.hits ?? 0;
+  }
+  return hits;
+}
+
+/** How much every `….over_limit_with_local_cache` counter rose from `before` to `after`. */
+function localCacheCounted(before: Record<string, string>, after: Record<string, string>): number {
+  let rise = 0;
+  for (const [name, value] of Object.entries(after)) {
+    if (name.endsWith(".over_limit_with_local_cache")) rise += Number(value) - Number(before[name] ?? 0);
+  }
+  return rise;
+}
+
+/**
+ * The counters a second explain read equal the first's: the first counted nothing. A token bucket's value
+ * is its debt (TAT − now, µs; src/engine/explain/describe-descriptor.ts), which the clock lowers between the
+ * two reads: it may only have fallen, by at most the time the two explains took — a token taken would have
+ * raised it by a whole emission interval (20 minutes or more here).
+ */
+function sameCounters(
+  t: Test,
+  first: ExplainedDescriptor | undefined,
+  second: ExplainedDescriptor | undefined,
+  elapsedMs: number,
+  what: string,
+) {
+  const keys = (d: ExplainedDescriptor | undefined) =>
+    (d?.limits ?? []).map((limit) => (limit.counters ?? []).map((counter) => counter.key));
+  const counts = (d: ExplainedDescriptor | undefined) =>
+    (d?.limits ?? []).map((limit) =>
+      limit.algorithm === "token_bucket" ? [] : (limit.counters ?? []).map((c) => c.value),
+    );
+  t.strictSame(keys(second), keys(first), `${what}: a second explain reads the same counter keys`);
+  t.strictSame(
+    counts(second),
+    counts(first),
+    `${what}: a second explain reads the same counts (the first counted nothing)`,
+  );
+  (first?.limits ?? []).forEach((limit, l) => {
+    if (limit.algorithm !== "token_bucket") return;
+    (limit.counters ?? []).forEach((counter, c) => {
+      const debtBefore = Number(counter.value ?? 0);
+      const debtAfter = Number(second?.limits?.[l]?.counters?.[c]?.value ?? Number.NaN);
+      const fell = debtBefore - debtAfter;
+      t.ok(
+        debtAfter >= 0 && fell >= 0 && fell <= (elapsedMs + 2) * 1000,
+        `${what}: bucket ${counter.key}: debt ${debtBefore} µs, then ${debtAfter} µs ${elapsedMs} ms later (the first explain took no token)`,
+      );
+    });
+  });
 }
 
 function storeUnchanged(
