@@ -24,7 +24,7 @@ descriptors:
   - key: plain
     rate_limit: { unit: minute, requests_per_unit: 10 }
   - key: odd
-    rate_limit: { name: 'a "quoted" \\\\ näme', unit: minute, requests_per_unit: 5, algorithm: token_bucket }
+    rate_limit: { name: 'a "quoted" \\ näme', unit: minute, requests_per_unit: 5, algorithm: token_bucket }
   - key: free
     rate_limit: { unlimited: true }
 `;
@@ -129,7 +129,7 @@ t.test("the gRPC fast path, Envoy's own client and /json carry both fields", asy
     );
   });
 
-  await t.test("over limit: the refusing limit at r=0, the others still counting", async (t) => {
+  await t.test("over limit: r=0, t until the request fits again", async (t) => {
     const ask = async () =>
       grpcUnary(address, RLS, RateLimitRequestSchema, RateLimitResponseSchema, {
         domain: "x",

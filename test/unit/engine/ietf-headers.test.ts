@@ -63,6 +63,8 @@ descriptors:
     rate_limit: {name: api, unit: minute, requests_per_unit: 50}
   - key: odd
     rate_limit: {name: 'say "hi" \\ café 100%', unit: minute, requests_per_unit: 2}
+  - key: premium
+    rate_limit: {name: premium, unit: minute, requests_per_unit: 100, replaces: [{name: burst}]}
   - key: city
     value: Zürich
     rate_limit: {unit: minute, requests_per_unit: 2}
@@ -188,6 +190,19 @@ t.test("every descriptor's limits, in request order; unlimited and unmatched add
     ["burst", { r: 1, t: 1 }],
     ["sustained", { r: 4, t: 119 }],
     ["d.fixed", { r: 9, t: 59 }],
+  ]);
+});
+
+t.test("a limit removed by `replaces` is not listed; its stacked sibling still is", async (t) => {
+  const { decide } = setUp();
+  const decision = await decide(one("stacked"), one("premium"));
+  t.strictSame(parsed(decision, "RateLimit-Policy"), [
+    ["sustained", { q: 5, w: 60 }],
+    ["premium", { q: 100, w: 60 }],
+  ]);
+  t.strictSame(parsed(decision, "RateLimit"), [
+    ["sustained", { r: 4, t: 119 }],
+    ["premium", { r: 99, t: 59 }],
   ]);
 });
 
