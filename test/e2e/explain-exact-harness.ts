@@ -162,6 +162,8 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
   const explainsMs = Date.now() - startedMs;
   const decision = await post(daemon.httpPort, "/json", body);
   const endedMs = Date.now();
+  // Before this step's own bucket phase is recorded: it is set by the decision, after the explain.
+  const crossed = guard.crossed(startedMs, endedMs);
   if (step.startsBucket) guard.addPhase(startedMs, endedMs);
   await settle(run);
   const statsDecided = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
@@ -181,7 +183,6 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
   t.equal(explained.overallCode, json.overallCode, `${label}: overallCode explained = decided`);
   t.equal(explained.domain, step.request.domain, `${label}: domain`);
   t.equal(explained.descriptors?.length, step.request.descriptors.length, `${label}: one per descriptor`);
-  const crossed = guard.crossed(startedMs, endedMs);
   if (crossed) t.comment(`${label}: took ${endedMs - startedMs} ms across a reset-changing instant`);
   step.request.descriptors.forEach((_, i) => {
     const what = `${label} descriptor ${i}`;
