@@ -1,11 +1,13 @@
 /**
- * The daemons the "explain is exact" tests run against: the memory backend, and a real `redis-server` (never
- * a shared one) whose keys are read with redis-cli, with the local over-limit cache on so that explains of
- * locally cached over-limit keys are covered too.
+ * The daemons the "explain is exact" tests run against: the memory backend; a real `redis-server` (never a
+ * shared one) whose keys are read with redis-cli, with the local over-limit cache on so that explains of
+ * locally cached over-limit keys are covered too; and a real `memcached` (fixed windows only), read with
+ * its own text protocol.
  */
 import type { Test } from "tap";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";
+import { startMemcached } from "../helpers/memcached-process.js";
 import { startRedis } from "../helpers/redis-servers.js";
 import type { ExplainRun, Scenario, StoreView } from "./explain-exact-harness.js";
 import { explainScenarios } from "./explain-exact-harness.js";
@@ -53,6 +55,36 @@ export async function onRedis(t: Test, rules: string, scenarios: readonly Scenar
   };
   await answerNames(t, { daemon, store, localCache: true }, rules, "redis");
   explainScenarios(t, { daemon, store, localCache: true }, scenarios);
+}
+
+/** Runs `scenarios` (fixed windows only: the memcache backend refuses other algorithms) on memcached. */
+export async function onMemcached(t: Test, rules: string, scenarios: readonly Scenario[]): Promise<void> {
+  const server = await startMemcached(t);
+  const daemon = await startDaemon({
+    BACKEND_TYPE: "memcache",
+    MEMCACHE_HOST_PORT: server.url,
+    RUNTIME_ROOT: t.testdir({ config: { "rules.yaml": rules } }),
+  });
+  t.teardown(() => daemon.stop());
+  showLogsOnFailure(t, daemon);
+  // `lru_crawler metadump` lists keys asynchronously, so a snapshot reads the keys explains named.
+  const known = new Set<string>();
+  const store: StoreView = {
+    learn: (keys) => {
+      for (const key of keys) known.add(key);
+    },
+    snapshot: async () => {
+      const keys = new Map<string, { value: string; pttlMs: number }>();
+      for (const key of known) {
+        const value = await server.valueOf(key);
+        if (value !== undefined)
+          keys.set(key, { value: value.trim(), pttlMs: (await server.ttlOf(key)) * 1000 });
+      }
+      return keys;
+    },
+  };
+  await answerNames(t, { daemon, store, localCache: false }, rules, "memcache");
+  explainScenarios(t, { daemon, store, localCache: false }, scenarios);
 }
 
 /** A failed run shows the end of what the daemon logged (a crash, a backend error). */

@@ -97,14 +97,22 @@ export interface Scenario {
 
 /** What the counter store holds now, by key; `undefined` where only the explain's own view is available. */
 export interface StoreView {
-  /** A snapshot of every key: value and remaining time to live (ms, -1 without expiry). */
+  /**
+   * A snapshot of every key (a store that cannot list its keys: every key it was told of with
+   * {@link learn}): value and remaining time to live (ms, -1 without expiry).
+   */
   snapshot(): Promise<Map<string, { value: string; pttlMs: number }>>;
+  /**
+   * The counter keys an explain named. Each decision is explained first with the same body, so these are
+   * all the keys decisions write: a key in a snapshot after an explain and not before was made by it.
+   */
+  learn?(keys: readonly string[]): void;
 }
 
 /** How a run checks the store: Redis by redis-cli; memory by comparing two explains' counters. */
 export interface ExplainRun {
   readonly daemon: DaemonProcess;
-  /** Redis only: the store read directly (never through the daemon). */
+  /** Redis and memcached: the store read directly (never through the daemon). */
   readonly store?: StoreView;
   /** LOCAL_CACHE_SIZE_IN_BYTES > 0: over-limit keys are answered by the local cache. */
   readonly localCache: boolean;
@@ -157,6 +165,7 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
   const startedMs = Date.now();
   const first = await post(daemon.debugPort, "/explain", body);
   const statsAfter = statsOf((await httpRequest(daemon.debugPort, "/stats")).body);
+  if (first.status === 200) store?.learn?.(counterKeysOf(decoder(first.body) as Explained));
   const keysAfter = await store?.snapshot();
   const second = await post(daemon.debugPort, "/explain", body);
   const explainsMs = Date.now() - startedMs;
@@ -203,7 +212,7 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
   );
   if (keysBefore !== undefined && keysAfter !== undefined) {
     storeUnchanged(t, keysBefore, keysAfter, label);
-    countersMatchStore(t, explained, keysBefore, label);
+    countersMatchStore(t, explained, keysAfter, label);
   }
 }
 
@@ -271,6 +280,12 @@ function checkExpectation(
   }
 }
 
+function counterKeysOf(explained: Explained): string[] {
+  return (explained.descriptors ?? []).flatMap((d) =>
+    (d.limits ?? []).flatMap((limit) => (limit.counters ?? []).map((counter) => counter.key)),
+  );
+}
+
 /** The hits of the descriptors the explain says the local over-limit cache answers. */
 function localCacheHits(explained: Explained): number {
   let hits = 0;
@@ -336,7 +351,11 @@ function storeUnchanged(
 ) {
   const values = (keys: Map<string, { value: string }>) =>
     Object.fromEntries([...keys].map(([key, { value }]) => [key, value]));
-  t.strictSame(values(after), values(before), `${label}: Redis keys and values unchanged by the explain`);
+  t.strictSame(
+    values(after),
+    values(before),
+    `${label}: the store's keys and values unchanged by the explain`,
+  );
   // An EXPIRE refreshed by the explain would push a key's time to live up again.
   const refreshed = [...after].filter(([key, { pttlMs }]) => pttlMs > (before.get(key)?.pttlMs ?? pttlMs));
   t.strictSame(refreshed, [], `${label}: no expiry refreshed by the explain`);
@@ -354,7 +373,11 @@ function countersMatchStore(
       if (limit.algorithm === "token_bucket") continue; // a stored arrival time, not a count
       for (const counter of limit.counters ?? []) {
         const stored = Number(keys.get(counter.key)?.value ?? 0);
-        t.equal(Number(counter.value ?? 0), stored, `${label} descriptor ${i}: ${counter.key} as in Redis`);
+        t.equal(
+          Number(counter.value ?? 0),
+          stored,
+          `${label} descriptor ${i}: ${counter.key} as in the store`,
+        );
       }
     }
   });
