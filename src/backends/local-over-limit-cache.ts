@@ -54,6 +54,11 @@ export class LocalOverLimitCache implements OverLimitCache {
     return hit;
   }
 
+  peek(cacheKey: string, requestsPerUnit: number): boolean {
+    // `has` neither counts nor moves the entry's recency; a stale entry is not over.
+    return this.#cache.has(`${requestsPerUnit}:${cacheKey}`);
+  }
+
   markOverLimit(cacheKey: string, requestsPerUnit: number, ttlSeconds: number): void {
     const key = `${requestsPerUnit}:${cacheKey}`;
     this.#cache.set(key, true, { ttl: ttlSeconds * 1000 });

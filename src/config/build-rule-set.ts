@@ -146,6 +146,7 @@ function* addDescriptors(
       valueToMetric: descriptor.valueToMetric,
       shareThreshold: descriptor.shareThreshold,
       wildcard: composite.includes("*") ? compileWildcard(composite) : undefined,
+      source,
     };
     level.exact.set(composite, node);
     if (node.wildcard) level.wildcards.push(node);

@@ -62,6 +62,7 @@ export class Daemon {
       service: this.service,
       health,
       requestLimits: this.#rateLimit.requestLimits,
+      explainer: this.#rateLimit.explainer,
       management: this.management,
     });
   }

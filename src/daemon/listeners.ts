@@ -4,10 +4,12 @@ import type { Logger } from "../observability/logger.js";
 import type { PrometheusExporter } from "../observability/prometheus-exporter.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { ThrottledLog } from "../observability/throttled-log.js";
+import type { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import type { RateLimitService } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
 import { debugEndpoints, debugRoutes } from "../transports/debug/debug-routes.js";
+import { explainHandler } from "../transports/debug/explain-handler.js";
 import { metricsHandler } from "../transports/debug/metrics-handler.js";
 import { fastMethods } from "../transports/grpc/fast-methods.js";
 import { GrpcListener } from "../transports/grpc/grpc-listener.js";
@@ -35,6 +37,8 @@ export interface ListenerParts {
   readonly service: RateLimitService;
   readonly health: HealthChecker;
   readonly requestLimits: RequestLimits;
+  /** `POST /explain` on the debug port. */
+  readonly explainer: DecisionExplainer;
   /** The users and migrations APIs' routes, served beside the rate-limit ones. */
   readonly management: {
     readonly httpRoutes: readonly HttpRoute[];
@@ -155,6 +159,7 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       rlconfig: () => dumpRuleSet(parts.service.rules),
       stats: () => parts.stats.snapshotLines(),
       metrics: () => parts.prometheus.text(),
+      explain: explainHandler(parts.explainer),
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
     }),
   );

@@ -6,6 +6,7 @@ import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-e
 import type { RequestLimits } from "../engine/request-limits.js";
 import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
+import { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
@@ -34,6 +35,8 @@ export class RateLimitSide {
   readonly service: RateLimitService;
   /** The per-request limits (MAX_DESCRIPTORS_PER_REQUEST, …) the transports check before decoding more. */
   readonly requestLimits: RequestLimits;
+  /** `POST /explain`: the same engine settings and store, counting nothing. */
+  readonly explainer: DecisionExplainer;
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
@@ -53,14 +56,21 @@ export class RateLimitSide {
     const engine = new DecisionEngine(engineSettings);
     // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
     const traced = settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store;
+    const store = guardedStore(traced, settings, observability);
     this.service = new RateLimitService({
       engine,
-      store: guardedStore(traced, settings, observability),
+      store,
       failureMode: failureMode(settings, observability, engine, engineSettings, logger),
       counters: serviceCounters(stats),
       logger,
       stopIncrementWhenOverLimit:
         settings.stopCacheKeyIncrementWhenOverlimit && this.#store.capabilities.readsWithoutCounting,
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    this.explainer = new DecisionExplainer({
+      engineOptions: engineSettings,
+      store,
+      rules: () => this.service.rules,
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     this.#registerHealth(options.health);

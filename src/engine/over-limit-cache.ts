@@ -9,4 +9,6 @@ export interface OverLimitCache {
   markOverLimit(cacheKey: string, requestsPerUnit: number, ttlSeconds: number): void;
   /** Milliseconds the key is still remembered as over (0 when it is not). */
   remainingMs?(cacheKey: string, requestsPerUnit: number): number;
+  /** `isOverLimit` without counting a hit or a miss or changing anything (`POST /explain`). */
+  peek?(cacheKey: string, requestsPerUnit: number): boolean;
 }

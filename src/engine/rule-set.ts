@@ -85,6 +85,8 @@ export interface RuleNode {
   readonly shareThreshold: boolean;
   /** Set when `composite` contains `*`. */
   readonly wildcard: WildcardPattern | undefined;
+  /** The document it was configured in: a rule file's name or an xDS resource's (`POST /explain`). */
+  readonly source?: string;
 }
 
 /** The descriptors of one nesting level. */
@@ -99,4 +101,18 @@ export interface RuleLevel {
 export interface RuleSet {
   /** Domains in load order. */
   readonly domains: ReadonlyMap<string, RuleLevel>;
+  /** Where the set came from, for `POST /explain`; set by the rule sources. */
+  readonly origin?: RuleSetOrigin;
 }
+
+/**
+ * Rule files (each document's name → its path and the SHA-256 of the text compiled, so that a line is only
+ * reported from the same text) or an xDS snapshot (its version); with when it was loaded.
+ */
+export type RuleSetOrigin =
+  | {
+      readonly kind: "file";
+      readonly files: ReadonlyMap<string, { readonly path: string; readonly sha256: string }>;
+      readonly loadedAtMs: number;
+    }
+  | { readonly kind: "xds"; readonly version: string; readonly loadedAtMs: number };

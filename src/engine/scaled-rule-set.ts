@@ -28,34 +28,42 @@ const NOT_COUNTED: Counter = Object.freeze({ add() {} });
  * `total_hits`, which the request already counted when it was first planned.
  */
 export function scaledRuleSet(rules: RuleSet, fraction: number): RuleSet {
+  const scaleRule = (rule: RateLimitRule): RateLimitRule => ({
+    ...rule,
+    requestsPerUnit: shareOf(rule.requestsPerUnit, fraction),
+    stats: withoutTotalHits(rule.stats),
+    ...(rule.burst !== undefined ? { burst: shareOf(rule.burst, fraction) } : {}),
+    ...(rule.stacked !== undefined ? { stacked: rule.stacked.map(scaleRule) } : {}),
+  });
+  return mappedRuleSet(rules, scaleRule);
+}
+
+/**
+ * A copy of the rule tree with every node's limit replaced by `mapRule(limit)` (nodes, levels and the
+ * wildcard lists copied once each; the rules in force are untouched).
+ */
+export function mappedRuleSet(rules: RuleSet, mapRule: (rule: RateLimitRule) => RateLimitRule): RuleSet {
   const nodes = new Map<RuleNode, RuleNode>();
-  const scaleRule = (rule: RateLimitRule): RateLimitRule => {
-    const scaled: RateLimitRule = {
-      ...rule,
-      requestsPerUnit: shareOf(rule.requestsPerUnit, fraction),
-      stats: withoutTotalHits(rule.stats),
-      ...(rule.burst !== undefined ? { burst: shareOf(rule.burst, fraction) } : {}),
-      ...(rule.stacked !== undefined ? { stacked: rule.stacked.map(scaleRule) } : {}),
-    };
-    return scaled;
-  };
-  const scaleNode = (node: RuleNode): RuleNode => {
+  const mapNode = (node: RuleNode): RuleNode => {
     let copy = nodes.get(node);
     if (copy === undefined) {
       copy = {
         ...node,
-        limit: node.limit === undefined ? undefined : scaleRule(node.limit),
-        children: node.children === undefined ? undefined : scaleLevel(node.children),
+        limit: node.limit === undefined ? undefined : mapRule(node.limit),
+        children: node.children === undefined ? undefined : mapLevel(node.children),
       };
       nodes.set(node, copy);
     }
     return copy;
   };
-  const scaleLevel = (level: RuleLevel): RuleLevel => ({
-    exact: new Map([...level.exact].map(([key, node]) => [key, scaleNode(node)])),
-    wildcards: level.wildcards.map(scaleNode),
+  const mapLevel = (level: RuleLevel): RuleLevel => ({
+    exact: new Map([...level.exact].map(([key, node]) => [key, mapNode(node)])),
+    wildcards: level.wildcards.map(mapNode),
   });
-  return { domains: new Map([...rules.domains].map(([domain, level]) => [domain, scaleLevel(level)])) };
+  return {
+    ...rules,
+    domains: new Map([...rules.domains].map(([domain, level]) => [domain, mapLevel(level)])),
+  };
 }
 
 /** The request with its request-level overrides scaled like the rules ({@link shareOf}). */

@@ -27,6 +27,7 @@ const LISTING =
   "/debug/pprof/: root of various pprof endpoints. hit for help.\n" +
   "/debug/pprof/heap: heap snapshot endpoint (off: snapshots hold secrets; DEBUG_HEAP_SNAPSHOT_ENABLED=true)\n" +
   "/debug/pprof/profile: CPU profiling endpoint (?seconds=N, default 30; a .cpuprofile for Chrome DevTools)\n" +
+  "/explain: POST a /json request body: the decision it would get and why, counting nothing\n" +
   "/metrics: Prometheus metrics (text format)\n" +
   "/rlconfig: print out the currently loaded configuration for debugging\n" +
   "/stats: print out stats\n";

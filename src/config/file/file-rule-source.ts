@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
+import type { RuleSetOrigin } from "../../engine/rule-set.js";
 import { messageOf } from "../../errors.js";
 import { MAX_RULE_SET_DESCRIPTORS } from "../build-rule-set.js";
 import type { RuleCompiler, RuleSource, RuleUpdate } from "../rule-source.js";
 import { RuleYamlParser } from "../yaml/rule-yaml-parser.js";
-import { noRuleFilesWarning, type RuleFilesLayout, readRuleFiles } from "./rule-files.js";
+import { noRuleFilesWarning, type RuleFile, type RuleFilesLayout, readRuleFiles } from "./rule-files.js";
 import { DEFAULT_RELOAD_TIMING, type ReloadTiming, RulesWatcher } from "./rules-watcher.js";
 
 /** Options of {@link FileRuleSource}. */
@@ -72,7 +74,8 @@ export class FileRuleSource implements RuleSource {
       if (warning !== undefined) warn?.(warning);
       const maxDescriptors = this.#options.maxDescriptors ?? MAX_RULE_SET_DESCRIPTORS;
       const documents = await this.#parser.parse(found.files, maxDescriptors);
-      return { ok: true, rules: await this.#options.compile(documents, this.#stopping.signal) };
+      const rules = await this.#options.compile(documents, this.#stopping.signal);
+      return { ok: true, rules: { ...rules, origin: fileOrigin(found.files) } };
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error : new Error(messageOf(error)) };
     }
@@ -104,4 +107,18 @@ export class FileRuleSource implements RuleSource {
       this.#loading = undefined;
     })();
   }
+}
+
+/** Where each document of a load came from, for `POST /explain`'s file and line. */
+function fileOrigin(files: readonly RuleFile[]): RuleSetOrigin {
+  return {
+    kind: "file",
+    files: new Map(
+      files.map((file) => [
+        file.name,
+        { path: file.path, sha256: createHash("sha256").update(file.content).digest("hex") },
+      ]),
+    ),
+    loadedAtMs: Date.now(),
+  };
 }

@@ -151,7 +151,9 @@ export class XdsRuleSource implements RuleSource {
     let update: RuleUpdate;
     try {
       const documents = configs.map(ruleDocumentFromConfig);
-      update = { ok: true, rules: await this.#options.compile(documents, this.#stopping.signal) };
+      const rules = await this.#options.compile(documents, this.#stopping.signal);
+      const origin = { kind: "xds", version: response.versionInfo, loadedAtMs: Date.now() } as const;
+      update = { ok: true, rules: { ...rules, origin } };
     } catch (error) {
       update = { ok: false, error: error instanceof Error ? error : new Error(messageOf(error)) };
     }

@@ -23,6 +23,8 @@ export function debugEndpoints(sources: {
   rlconfig: () => string;
   stats: () => string[];
   metrics: () => Promise<string>;
+  /** `POST /explain` (README "Explain a decision"). */
+  explain: HttpRoute["handle"];
   heapSnapshots: boolean;
 }): DebugEndpoint[] {
   const endpoints: DebugEndpoint[] = [
@@ -47,6 +49,11 @@ export function debugEndpoints(sources: {
       path: "/metrics",
       help: "Prometheus metrics (text format)",
       handle: metricsHandler(sources.metrics),
+    },
+    {
+      path: "/explain",
+      help: "POST a /json request body: the decision it would get and why, counting nothing",
+      handle: sources.explain,
     },
     {
       path: "/debug/pprof/profile",

@@ -1,0 +1,149 @@
+import { resultCountOf } from "../algorithms/counter-operation.js";
+import type { DecisionPlan } from "../decision-engine.js";
+import type { DecisionDescriptor } from "../decision-request.js";
+import { algorithmLimitOf, usesExtensions } from "../limit-parts.js";
+import type { RateLimitRule } from "../rule-set.js";
+import { unitName, unitSeconds } from "../units.js";
+import type { MatchTrace } from "./trace-match.js";
+
+/** One limit a descriptor was checked against, as `POST /explain` shows it. */
+export interface ExplainedLimit {
+  readonly name: string;
+  readonly algorithm: string;
+  readonly requestsPerUnit: number;
+  readonly unit: string;
+  readonly unitMultiplier: number;
+  readonly windowSeconds: number;
+  readonly burst?: number;
+  /** Each counter the limit reads, with its current value (before this request). */
+  readonly counters: readonly { readonly key: string; readonly value: number }[];
+  readonly localCacheHit: boolean;
+}
+
+/** Everything about one descriptor but its status (which comes from the decision). */
+export interface DescriptorStory {
+  readonly rule: string | null;
+  readonly override: { readonly requestsPerUnit: number; readonly unit: string } | null;
+  readonly replaced: boolean;
+  readonly unlimited: boolean;
+  readonly shadowMode: boolean;
+  readonly quotaMode: boolean;
+  readonly why: string;
+  readonly limits: readonly ExplainedLimit[];
+}
+
+/**
+ * The story of descriptor `index` of `plan`: which rule the search ended on, what overrides, `replaces`,
+ * `unlimited`, shadow and quota mode did, and every limit checked with its counters' current values
+ * (`current`, the store's read of `plan.increments`). `trace` is undefined when the domain is unknown.
+ */
+export function describeDescriptor(
+  plan: DecisionPlan,
+  index: number,
+  trace: MatchTrace | undefined,
+  current: ArrayLike<number>,
+  quotaModeEverywhere: boolean,
+): DescriptorStory {
+  const descriptor: DecisionDescriptor = plan.request.descriptors[index]!;
+  const active = plan.active[index];
+  const matched = trace?.last?.limit;
+  const override = descriptor.limit
+    ? { requestsPerUnit: descriptor.limit.requestsPerUnit, unit: unitName(descriptor.limit.unit) }
+    : null;
+  const unlimited = plan.unlimited[index] === true;
+  const replaced = active === undefined && !unlimited && (matched !== undefined || override !== null);
+  const rule = matched?.fullKey ?? null;
+  const applying = active?.rule ?? matched;
+  const shadowMode = applying?.shadowMode === true;
+  const quotaMode = quotaModeEverywhere || applying?.quotaMode === true;
+  return {
+    rule,
+    override,
+    replaced,
+    unlimited,
+    shadowMode,
+    quotaMode,
+    why: whyOf(plan, trace, { rule, override: override !== null, replaced, unlimited }),
+    limits: active === undefined ? [] : limitsOf(active, current),
+  };
+}
+
+function whyOf(
+  plan: DecisionPlan,
+  trace: MatchTrace | undefined,
+  found: { rule: string | null; override: boolean; replaced: boolean; unlimited: boolean },
+): string {
+  const domain = plan.request.domain;
+  if (trace === undefined) return `domain '${domain}' not found`;
+  if (found.unlimited) return `rule ${found.rule} is unlimited`;
+  if (found.replaced) return `${found.rule ?? "the override"} is replaced by another descriptor's rule`;
+  if (found.override) return "the request's override applies";
+  if (found.rule !== null) return `matched rule ${found.rule}`;
+  const levels = trace.levels.map((level) => level.entry.key).join(", ");
+  return `no rule matched: domain '${domain}' searched at levels ${levels}`;
+}
+
+type ActiveOf = NonNullable<DecisionPlan["active"][number]>;
+
+function limitsOf(active: ActiveOf, current: ArrayLike<number>): ExplainedLimit[] {
+  if (active.parts === undefined) {
+    const value = active.localCacheHit ? [] : [{ key: active.cacheKey, value: current[active.increment]! }];
+    return [plainLimit(active.rule, value, active.localCacheHit)];
+  }
+  return active.parts.map((part) => {
+    const limit = part.limit;
+    const operation = part.operation;
+    const counters: { key: string; value: number }[] = [];
+    if (operation !== undefined && part.offset >= 0) {
+      if (operation.kind === "sliding") {
+        counters.push({ key: operation.key, value: current[part.offset]! });
+        counters.push({ key: operation.previousKey, value: current[part.offset + 1]! });
+      } else if (operation.kind === "bucket") {
+        // A bucket's stored value is its debt in microseconds (0: full).
+        counters.push({ key: operation.key, value: current[part.offset + resultCountOf(operation) - 1]! });
+      } else counters.push({ key: operation.key, value: current[part.offset]! });
+    }
+    return {
+      name: part.rule.name,
+      algorithm: limit.algorithm,
+      requestsPerUnit: limit.requestsPerUnit,
+      unit: unitName(limit.unit),
+      unitMultiplier: limit.unitMultiplier,
+      windowSeconds: limit.windowSeconds,
+      ...(limit.algorithm === "token_bucket" ? { burst: limit.burst } : {}),
+      counters,
+      localCacheHit: false,
+    };
+  });
+}
+
+function plainLimit(
+  rule: RateLimitRule,
+  counters: { key: string; value: number }[],
+  localCacheHit: boolean,
+): ExplainedLimit {
+  if (usesExtensions(rule)) {
+    const limit = algorithmLimitOf(rule);
+    return {
+      name: rule.name,
+      algorithm: limit.algorithm,
+      requestsPerUnit: limit.requestsPerUnit,
+      unit: unitName(limit.unit),
+      unitMultiplier: limit.unitMultiplier,
+      windowSeconds: limit.windowSeconds,
+      ...(limit.algorithm === "token_bucket" ? { burst: limit.burst } : {}),
+      counters,
+      localCacheHit,
+    };
+  }
+  return {
+    name: rule.name,
+    algorithm: "fixed_window",
+    requestsPerUnit: rule.requestsPerUnit,
+    unit: unitName(rule.unit),
+    unitMultiplier: 1,
+    windowSeconds: unitSeconds(rule.unit),
+    counters,
+    localCacheHit,
+  };
+}
