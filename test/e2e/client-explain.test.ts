@@ -54,7 +54,7 @@ descriptor 1: k=v (hits 1)
 ├─ search
 │  └─ level 1: k=v → k_v (exact)
 │     └─ ✓ k_v (exact)
-├─ rule: cli.k_v (r.yaml:2)
+├─ rule: cli.k_v (r.yaml:3)
 ├─ why: matched rule cli.k_v
 ├─ limit (unnamed): fixed_window, 50 per DAY×1, window 86400s
 │  ├─ counter cli_k_v_<window> = 2
@@ -65,7 +65,7 @@ descriptor 2: path=/upload (hits 1)
 │  └─ level 1: path=/upload → path_/up* (wildcard)
 │     ├─ ✗ path_/upload (exact)
 │     └─ ✓ path_/up* (wildcard)
-├─ rule: cli.path_/up* (r.yaml:5)
+├─ rule: cli.path_/up* (r.yaml:6)
 ├─ why: matched rule cli.path_/up*
 ├─ limit (unnamed): fixed_window, 3 per MINUTE×1, window 60s
 │  ├─ counter cli_path_/upload_<window> = 2
@@ -75,6 +75,7 @@ descriptor 3: x=y (hits 1)
 ├─ search
 │  └─ level 1: x=y → no match
 │     ├─ ✗ x_y (exact)
+│     ├─ ✗ path_/up* (wildcard)
 │     └─ ✗ x (key only)
 ├─ rule: none
 ├─ why: no rule matched: domain 'cli' searched at levels x
