@@ -109,6 +109,24 @@ descriptor 3: x=y (hits 1)
     t.ok(after === before || after === before - 1, `descriptor ${i + 1}: reset ${before}s then ${after}s`);
   });
   t.equal(decided.statuses[0].limitRemaining, 47);
+
+  // The path rule is used up now (3 of 3): the explain says the next one would be refused, and it is.
+  const over = await runCommand("ratelimit-client", ["-explain", ...debug, ...request]);
+  t.equal(over.code, 0, "an OVER_LIMIT answer is still an answer");
+  const normalised = over.stdout.replace(/loaded \S+;/, "loaded <time>;").replace(/reset \d+s/g, "reset <s>");
+  t.equal(normalised.split("\n")[0], 'domain "cli": OVER_LIMIT (rules: file, loaded <time>; store: memory)');
+  t.strictSame(
+    normalised.split("\n").filter((line) => line.startsWith("└─ status: ")),
+    [
+      "└─ status: OK, remaining 46, reset <s>",
+      "└─ status: OVER_LIMIT, remaining 0, reset <s>",
+      "└─ status: OK",
+    ],
+  );
+  t.match(over.stdout, /^│ {2}├─ counter cli_path_\/upload_\d{10} = 3$/m);
+  const refused = await decide();
+  t.equal(refused.overallCode, "OVER_LIMIT");
+  t.equal(refused.statuses[0].limitRemaining, 46);
 });
 
 t.test(
@@ -140,12 +158,11 @@ t.test(
       "-descriptors",
       "k=v",
     ]);
-    t.equal(refused.code, 1);
-    t.equal(refused.stdout, "");
-    t.match(
-      refused.stderr,
-      new RegExp(`^explain error: POST http://${address}/explain: HTTP 400: \\S.*\\n$`),
-    );
+    t.strictSame(refused, {
+      code: 1,
+      stdout: "",
+      stderr: `explain error: POST http://${address}/explain: HTTP 400: rate limit domain must not be empty\n`,
+    });
 
     const bad = await runCommand("ratelimit-client", ["-explain", "-debug_addr", "6070"]);
     t.equal(bad.code, 2);
