@@ -145,6 +145,7 @@ function engineOptions(
           reset: settings.limitResetHeader,
         }
       : undefined,
+    responseHeadersFormat: settings.limitResponseHeadersFormat,
     dynamicMetadata: settings.responseDynamicMetadata,
     localCache,
     stats,

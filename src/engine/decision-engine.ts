@@ -15,6 +15,7 @@ import {
 } from "./decision-request.js";
 import { statusFromCounter, statusFromCounts, statusFromLocalCache } from "./descriptor-status.js";
 import { dynamicMetadataFor } from "./dynamic-metadata.js";
+import { ietfHeadersFor, type LimitFigures } from "./ietf-headers.js";
 import type { JsonObject } from "./json-value.js";
 import {
   algorithmLimitOf,
@@ -44,6 +45,8 @@ export interface DecisionEngineOptions {
   readonly quotaMode: boolean;
   /** Header names when LIMIT_RESPONSE_HEADERS_ENABLED, else undefined. */
   readonly responseHeaders: HeaderNames | undefined;
+  /** LIMIT_RESPONSE_HEADERS_FORMAT: `legacy` (absent) or `ietf` (src/engine/ietf-headers.ts). */
+  readonly responseHeadersFormat?: "legacy" | "ietf" | undefined;
   /** RESPONSE_DYNAMIC_METADATA. */
   readonly dynamicMetadata: boolean;
   readonly localCache: OverLimitCache | undefined;
@@ -153,10 +156,11 @@ export class DecisionEngine {
     nowMs: number = nowSeconds * 1000,
   ): Decision {
     const options = this.#options;
-    const statuses = plan.active.map((active) => {
+    const partFigures: (readonly LimitFigures[] | undefined)[] = [];
+    const statuses = plan.active.map((active, i) => {
       if (active === undefined) return { ...OK_NO_LIMIT };
       if (active.parts !== undefined || active.cacheRemainingMs !== undefined) {
-        return this.#extendedStatus(plan, active, counters, nowMs);
+        return this.#extendedStatus(plan, active, counters, nowMs, (figures) => (partFigures[i] = figures));
       }
       const windowSeconds = unitSeconds(active.rule.unit);
       const reset = secondsUntilReset(nowSeconds, windowSeconds);
@@ -179,7 +183,7 @@ export class DecisionEngine {
       );
       return status;
     });
-    return this.#aggregate(plan, statuses, nowSeconds);
+    return this.#aggregate(plan, statuses, nowSeconds, partFigures);
   }
 
   /**
@@ -196,7 +200,18 @@ export class DecisionEngine {
       }
       return unknownCountStatus(active.rule, active.hits, answer, nowSeconds);
     });
-    return this.#aggregate(plan, statuses, nowSeconds);
+    // Each limit of a `rate_limits` list answered on its own, for the IETF fields' one member per limit.
+    const ietf =
+      this.#options.responseHeaders !== undefined && this.#options.responseHeadersFormat === "ietf";
+    const partFigures = plan.active.map((active) =>
+      !ietf
+        ? undefined
+        : active?.parts?.map((part) => {
+            const status = unknownCountStatus(part.rule, active.hits, answer, nowSeconds);
+            return { remaining: status.limitRemaining, resetSeconds: status.durationUntilResetSeconds };
+          }),
+    );
+    return this.#aggregate(plan, statuses, nowSeconds, partFigures);
   }
 
   /**
@@ -410,6 +425,7 @@ export class DecisionEngine {
     active: ActiveLimit,
     counters: ArrayLike<number>,
     nowMs: number,
+    reportParts: (figures: readonly LimitFigures[]) => void,
   ): DescriptorStatus {
     const { localCache, nearLimitRatio, debug } = this.#options;
     if (active.parts === undefined) {
@@ -418,6 +434,7 @@ export class DecisionEngine {
     }
     const { hits } = active;
     const decided = decideParts(active.parts, hits, counters, plan.nowMs);
+    reportParts(decided.outcomes);
     decided.outcomes.forEach((outcome, i) => {
       const part = active.parts![i]!;
       const operation = part.operation;
@@ -461,15 +478,22 @@ export class DecisionEngine {
    * Unlimited statuses, quota accounting, overall code, headers, global shadow, metadata, in the reference's
    * order.
    */
-  #aggregate(plan: DecisionPlan, statuses: DescriptorStatus[], nowSeconds: number): Decision {
+  #aggregate(
+    plan: DecisionPlan,
+    statuses: DescriptorStatus[],
+    nowSeconds: number,
+    partFigures: readonly (readonly LimitFigures[] | undefined)[],
+  ): Decision {
     const options = this.#options;
     let failedRate = 0;
     let failedQuota = 0;
     let totalQuota = 0;
     const isQuota = plan.active.map((active) => options.quotaMode || active?.rule.quotaMode === true);
-    const headers = options.responseHeaders
-      ? responseHeadersFor(statuses, isQuota, options.responseHeaders, nowSeconds)
-      : [];
+    const headers = !options.responseHeaders
+      ? []
+      : options.responseHeadersFormat === "ietf"
+        ? ietfHeadersFor(plan.active, statuses, partFigures)
+        : responseHeadersFor(statuses, isQuota, options.responseHeaders, nowSeconds);
     const passedMetadata: JsonObject[] = [];
     for (let i = 0; i < statuses.length; i++) {
       if (plan.unlimited[i]) {

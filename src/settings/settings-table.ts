@@ -274,6 +274,12 @@ export const SETTINGS_TABLE = {
     false,
     "add RateLimit-* response headers",
   ),
+  limitResponseHeadersFormat: oneOf(
+    "LIMIT_RESPONSE_HEADERS_FORMAT",
+    "legacy",
+    ["legacy", "ietf"] as const,
+    "ratelimitd: legacy (RateLimit-Limit/-Remaining/-Reset) or ietf (RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers-11)",
+  ),
   limitLimitHeader: str("LIMIT_LIMIT_HEADER", "RateLimit-Limit", "limit header name"),
   limitRemainingHeader: str("LIMIT_REMAINING_HEADER", "RateLimit-Remaining", "remaining header name"),
   limitResetHeader: str("LIMIT_RESET_HEADER", "RateLimit-Reset", "reset header name"),

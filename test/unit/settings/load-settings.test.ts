@@ -108,6 +108,10 @@ t.test("parse errors name the variable and the value", (t) => {
       'invalid setting REDIS_POOL_ON_EMPTY_BEHAVIOR="error": must be one of WAIT',
     ],
     [
+      { LIMIT_RESPONSE_HEADERS_FORMAT: "draft-03" },
+      'invalid setting LIMIT_RESPONSE_HEADERS_FORMAT="draft-03": must be one of legacy, ietf',
+    ],
+    [
       { TRACING_EXPORTER_PROTOCOL: "zipkin" },
       'invalid setting TRACING_EXPORTER_PROTOCOL="zipkin": must be one of http, "", grpc',
     ],

@@ -78,6 +78,7 @@ const CACHE_AND_MODES: Row[] = [
   ["CACHE_KEY_PREFIX", "cacheKeyPrefix", ""],
   ["STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "stopCacheKeyIncrementWhenOverlimit", false],
   ["LIMIT_RESPONSE_HEADERS_ENABLED", "limitResponseHeadersEnabled", false],
+  ["LIMIT_RESPONSE_HEADERS_FORMAT", "limitResponseHeadersFormat", "legacy"],
   ["LIMIT_LIMIT_HEADER", "limitLimitHeader", "RateLimit-Limit"],
   ["LIMIT_REMAINING_HEADER", "limitRemainingHeader", "RateLimit-Remaining"],
   ["LIMIT_RESET_HEADER", "limitResetHeader", "RateLimit-Reset"],
