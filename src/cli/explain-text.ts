@@ -20,7 +20,7 @@ export interface ExplainedDescriptor {
   readonly rule?: string | null;
   readonly origin?: {
     readonly file?: string;
-    readonly line?: number;
+    readonly line?: number | null;
     readonly xdsResource?: string;
     readonly version?: string;
   } | null;
@@ -132,7 +132,9 @@ function ruleText(descriptor: ExplainedDescriptor): string {
   if (origin == null) return descriptor.rule;
   if (origin.xdsResource !== undefined)
     return `${descriptor.rule} (xDS resource ${origin.xdsResource}@${origin.version ?? "?"})`;
-  return `${descriptor.rule} (${origin.file ?? "?"}:${origin.line ?? "?"})`;
+  // A line is null when the file no longer holds the text that was loaded (README "Explain a decision").
+  const line = origin.line == null ? "" : `:${origin.line}`;
+  return `${descriptor.rule} (${origin.file ?? "?"}${line})`;
 }
 
 function flagTexts(descriptor: ExplainedDescriptor): string[] {

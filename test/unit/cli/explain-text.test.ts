@@ -208,46 +208,48 @@ descriptor 1: client=c1 (hits 5)
   );
 });
 
-t.test("an unknown domain, a replaced and an unlimited descriptor", async (t) => {
-  const answer: ExplainAnswer = {
-    domain: "nope",
-    overallCode: "OK",
-    rules: { source: "file", loadedAt: "2026-11-26T14:00:00.000Z" },
-    store: "memcache",
-    descriptors: [
-      {
-        entries: [{ key: "k", value: "v" }],
-        hits: 1,
-        search: [],
-        rule: null,
-        origin: null,
-        why: "domain 'nope' not found",
-        limits: [],
-        status: { code: "OK" },
-      },
-      {
-        entries: [{ key: "a", value: "1" }],
-        hits: 1,
-        rule: "nope.a_1",
-        origin: { file: "config/x.yaml", line: 3 },
-        replaced: true,
-        why: "replaced by nope.b_2",
-        limits: [],
-        status: { code: "OK" },
-      },
-      {
-        entries: [{ key: "internal", value: "yes" }],
-        rule: "nope.internal_yes",
-        origin: { file: "config/x.yaml", line: 9 },
-        unlimited: true,
-        why: "unlimited",
-        status: { code: "OK" },
-      },
-    ],
-  };
-  t.equal(
-    explainText(answer),
-    `domain "nope": OK (rules: file, loaded 2026-11-26T14:00:00.000Z; store: memcache)
+t.test(
+  "an unknown domain, a replaced and an unlimited descriptor; a rule file changed since (no line)",
+  async (t) => {
+    const answer: ExplainAnswer = {
+      domain: "nope",
+      overallCode: "OK",
+      rules: { source: "file", loadedAt: "2026-11-26T14:00:00.000Z" },
+      store: "memcache",
+      descriptors: [
+        {
+          entries: [{ key: "k", value: "v" }],
+          hits: 1,
+          search: [],
+          rule: null,
+          origin: null,
+          why: "domain 'nope' not found",
+          limits: [],
+          status: { code: "OK" },
+        },
+        {
+          entries: [{ key: "a", value: "1" }],
+          hits: 1,
+          rule: "nope.a_1",
+          origin: { file: "config/x.yaml", line: 3 },
+          replaced: true,
+          why: "replaced by nope.b_2",
+          limits: [],
+          status: { code: "OK" },
+        },
+        {
+          entries: [{ key: "internal", value: "yes" }],
+          rule: "nope.internal_yes",
+          origin: { file: "config/x.yaml", line: null },
+          unlimited: true,
+          why: "unlimited",
+          status: { code: "OK" },
+        },
+      ],
+    };
+    t.equal(
+      explainText(answer),
+      `domain "nope": OK (rules: file, loaded 2026-11-26T14:00:00.000Z; store: memcache)
 descriptor 1: k=v (hits 1)
 ├─ rule: none
 ├─ why: domain 'nope' not found
@@ -260,14 +262,15 @@ descriptor 2: a=1 (hits 1)
 ├─ limits: none
 └─ status: OK
 descriptor 3: internal=yes
-├─ rule: nope.internal_yes (config/x.yaml:9)
+├─ rule: nope.internal_yes (config/x.yaml)
 ├─ why: unlimited
 ├─ flags: unlimited
 ├─ limits: none
 └─ status: OK
 `,
-  );
-});
+    );
+  },
+);
 
 t.test("fields the daemon left out are skipped, not printed as undefined", async (t) => {
   t.equal(explainText({}), `domain "": UNKNOWN (rules: unknown)\n`);
