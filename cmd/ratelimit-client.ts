@@ -2,10 +2,13 @@
 /**
  * ratelimit-client: sends one ShouldRateLimit request, as the reference's `ratelimit_client`.
  *   ratelimit-client -dial_string localhost:8081 -domain rl -descriptors generic_key=default
- * Exit code 0 when the service answered (OK or OVER_LIMIT), 1 on a connection or request error, 2 on bad flags.
+ * With -explain, asks the daemon's debug port what that call would be answered, and why (README "CLI client").
+ * Exit code 0 when the service answered (OK or OVER_LIMIT; -explain: any explain answer), 1 on a connection or
+ * request error, 2 on bad flags.
  */
 import { clientFlagEcho } from "../src/cli/client-flag-echo.js";
 import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
+import { isDebugAddress, runExplain } from "../src/cli/explain-client.js";
 import { type FlagSpec, parseGoFlags, usageText } from "../src/cli/go-flags.js";
 import {
   isOltpProtocol,
@@ -45,7 +48,23 @@ const specs: FlagSpec[] = [
     usage: "connect and request deadline in milliseconds (ratelimitd)",
     defaultValue: "5000",
   },
-  { name: "json", usage: "print the response as proto3 JSON only (ratelimitd)", boolean: true },
+  {
+    name: "json",
+    usage: "print the response as proto3 JSON only; with -explain, the explain answer as JSON (ratelimitd)",
+    boolean: true,
+  },
+  {
+    name: "explain",
+    usage:
+      "explain the decision instead of making it: POST the request to /explain on -debug_addr, counting nothing (ratelimitd)",
+    boolean: true,
+  },
+  {
+    name: "debug_addr",
+    usage: "the daemon's debug port in <host>:<port> form, for -explain (ratelimitd)",
+    defaultValue: "localhost:6070",
+    validate: (value) => (isDebugAddress(value) ? undefined : "want <host>:<port>"),
+  },
 ];
 
 dropOutputOnceClosed();
@@ -62,6 +81,21 @@ const timeoutMs = Number(v.timeout);
 if (!Number.isInteger(hitsAddend) || hitsAddend < 0 || hitsAddend > 4294967295 || !(timeoutMs > 0)) {
   process.stderr.write("-hits_addend must be an integer in [0, 4294967295] and -timeout a positive number\n");
   process.exit(2);
+}
+if (v.explain) {
+  const explained = await runExplain(
+    {
+      debugAddress: v.debug_addr as string,
+      domain: v.domain as string,
+      descriptors,
+      hitsAddend,
+      timeoutMs,
+      json: v.json as boolean,
+    },
+    (text) => console.log(text),
+    (text) => process.stderr.write(`${text}\n`),
+  );
+  process.exit(explained);
 }
 if (!v.json) for (const line of clientFlagEcho(v)) console.log(line);
 const code = await runClient(

@@ -4,7 +4,7 @@ import { parseDescriptorFlag } from "./rate-limit-client.js";
 
 /**
  * The reference client's flags, sorted by name as Go's `flag.VisitAll` visits them. ratelimitd's own
- * extras (`-hits_addend`, `-timeout`, `-json`) are left out so that the output stays the reference's.
+ * extras (`-hits_addend`, `-timeout`, `-json`, `-explain`, `-debug_addr`) are left out so that the output stays the reference's.
  */
 const ECHOED_FLAGS = [
   "descriptors",

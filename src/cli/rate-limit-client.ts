@@ -51,6 +51,19 @@ export function parseDescriptorFlag(text: string): [string, string][] | undefine
   return entries;
 }
 
+/** The RateLimitRequest the flags describe: `-domain`, each `-descriptors` in order, `-hits_addend`. */
+export function rateLimitRequestOf(
+  domain: string,
+  descriptors: readonly (readonly [string, string])[][],
+  hitsAddend: number,
+): RateLimitRequest {
+  return create(RateLimitRequestSchema, {
+    domain,
+    hitsAddend,
+    descriptors: descriptors.map((entries) => ({ entries: entries.map(([key, value]) => ({ key, value })) })),
+  });
+}
+
 /**
  * Sends one ShouldRateLimit call over gRPC and prints the answer. Returns the exit code. With
  * `-oltp-protocol`, the call runs in a client span whose trace context goes along as metadata, and the span
@@ -84,13 +97,7 @@ async function callOnce(
   const metadata = new grpc.Metadata();
   for (const [key, value] of Object.entries(span?.headers ?? {})) metadata.set(key, value);
   try {
-    const request = create(RateLimitRequestSchema, {
-      domain: options.domain,
-      hitsAddend: options.hitsAddend,
-      descriptors: options.descriptors.map((entries) => ({
-        entries: entries.map(([key, value]) => ({ key, value })),
-      })),
-    });
+    const request = rateLimitRequestOf(options.domain, options.descriptors, options.hitsAddend);
     let response: RateLimitResponse;
     try {
       // Not waiting for a connection (grpc-go's default, which the reference's client keeps): a refused
