@@ -21,6 +21,21 @@ import { type MemcachedStartupOptions, retryUntilConnected } from "./memcached-s
 
 export type { MemcacheStats } from "./memcached-increments.js";
 
+const NOT_COUNTED = { add() {} };
+/** A read's multi-get stats when nothing may be counted (`read`). */
+const UNCOUNTED_READ_STATS: MemcacheStats = {
+  multigetSuccess: NOT_COUNTED,
+  multigetError: NOT_COUNTED,
+  incrementSuccess: NOT_COUNTED,
+  incrementMiss: NOT_COUNTED,
+  incrementError: NOT_COUNTED,
+  addSuccess: NOT_COUNTED,
+  addError: NOT_COUNTED,
+  addNotStored: NOT_COUNTED,
+  keysRequested: NOT_COUNTED,
+  keysFound: NOT_COUNTED,
+};
+
 /** Where the nodes come from: MEMCACHE_HOST_PORT, or MEMCACHE_SRV re-resolved every `refreshMs` (0: never). */
 export type MemcachedServers =
   | { readonly endpoints: readonly MemcachedEndpoint[] }
@@ -178,7 +193,10 @@ export class MemcachedStore implements CounterStore {
     return { name: "Memcached Fetch Execution", attributes: { "keysToGet length": increments.length } };
   }
 
-  /** Current values (0 when absent or unreadable). */
+  /**
+   * Current values (0 when absent or unreadable), without counting anything: the reference ignores
+   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT here, so only `POST /explain` reads, and it moves no stat.
+   */
   read(increments: readonly CounterIncrement[]): Promise<number[]> {
     return this.#decide(increments, false);
   }
@@ -220,7 +238,7 @@ export class MemcachedStore implements CounterStore {
     const { values, ok, failure } = await readCounters(
       this.#nodes,
       keys,
-      this.#options.stats,
+      count ? this.#options.stats : UNCOUNTED_READ_STATS,
       this.#options.throttledLog,
     );
     if (!ok && this.#options.failOpen === false) {
