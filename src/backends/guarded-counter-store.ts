@@ -115,19 +115,19 @@ export class GuardedCounterStore implements CounterStore {
       return result;
     }
     this.#pending++;
-    const settled = result.then(
-      (values) => {
+    // Watched beside the caller, who awaits the store's own promise: no extra hop on the hot path. The
+    // watcher handles a failure itself, so it leaves no unhandled rejection behind.
+    result.then(
+      () => {
         this.#pending--;
         this.#settle(admission, undefined);
-        return values;
       },
       (error: unknown) => {
         this.#pending--;
         this.#settle(admission, error);
-        throw error;
       },
     );
-    return admission === "probe" ? this.#boundedProbe(settled) : settled;
+    return admission === "probe" ? this.#boundedProbe(result) : result;
   }
 
   /**
