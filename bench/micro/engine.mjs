@@ -13,6 +13,7 @@ import {
 import { StatsRegistry } from "../../dist/src/observability/stats-registry.js";
 import { rateLimitResponseFromDecision } from "../../dist/src/transports/rate-limit-response.js";
 import { rateLimitRequest } from "../lib/frames.mjs";
+import { printNsPerOp } from "../lib/ns-per-op.mjs";
 
 const optional = async (path) => import(path).catch(() => undefined);
 const codec = await optional("../../dist/src/transports/grpc/rls-codec.js");
@@ -115,18 +116,4 @@ const cases = {
     : {}),
 };
 
-function measure(fn) {
-  for (let i = 0; i < 20_000; i++) fn();
-  let iterations = 50_000;
-  for (;;) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) fn();
-    const ns = Number(process.hrtime.bigint() - start);
-    if (ns > 300_000_000) return ns / iterations;
-    iterations *= 2;
-  }
-}
-
-const results = Object.entries(cases).map(([name, fn]) => ({ name, nsPerOp: measure(fn) }));
-if (process.argv.includes("--json")) console.log(JSON.stringify(results, null, 2));
-else for (const { name, nsPerOp } of results) console.log(`${nsPerOp.toFixed(0).padStart(8)} ns/op  ${name}`);
+printNsPerOp(cases);

@@ -14,6 +14,7 @@ import { FailureMode } from "../../dist/src/service/failure-mode.js";
 import { LocalLimiter } from "../../dist/src/service/local-limiter.js";
 import { RateLimitService } from "../../dist/src/service/rate-limit-service.js";
 import { rateLimitRequest } from "../lib/frames.mjs";
+import { printNsPerOp } from "../lib/ns-per-op.mjs";
 
 const yaml = `domain: bench
 descriptors:
@@ -95,20 +96,13 @@ const cases = {
   "decision, breaker open, mode local (fraction 0.5)": service("local"),
 };
 
-function measure(s) {
-  const fn = () => s.shouldRateLimit(request);
-  if (fn() instanceof Promise) throw new Error("expected a synchronous decision");
-  for (let i = 0; i < 20_000; i++) fn();
-  let iterations = 50_000;
-  for (;;) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) fn();
-    const ns = Number(process.hrtime.bigint() - start);
-    if (ns > 300_000_000) return ns / iterations;
-    iterations *= 2;
-  }
-}
-
-const results = Object.entries(cases).map(([name, s]) => ({ name, nsPerOp: measure(s) }));
-if (process.argv.includes("--json")) console.log(JSON.stringify(results, null, 2));
-else for (const { name, nsPerOp } of results) console.log(`${nsPerOp.toFixed(0).padStart(8)} ns/op  ${name}`);
+/** Each case decides one request; the memory store and an open breaker both answer synchronously. */
+printNsPerOp(
+  Object.fromEntries(
+    Object.entries(cases).map(([name, s]) => {
+      if (s.shouldRateLimit(request) instanceof Promise)
+        throw new Error(`${name}: expected a synchronous decision`);
+      return [name, () => s.shouldRateLimit(request)];
+    }),
+  ),
+);
