@@ -92,8 +92,7 @@ t.test("without credentials: 401 everywhere, with the API's body and no challeng
       t.strictSame(JSON.parse(reply.body), {
         code: "migrations_unauthorized",
         success: false,
-        message:
-          "Authentication required: use HTTP Basic with an application password of a user holding manage_options.",
+        message: "Authentication required: use HTTP Basic with an application password.",
       });
   }
   // The users API on the HTTP port is as open as before (USERS_REQUIRE_AUTH is off).
