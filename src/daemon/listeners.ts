@@ -44,6 +44,8 @@ export interface ListenerParts {
     readonly httpRoutes: readonly HttpRoute[];
     readonly grpcRoutes: readonly RouteRegistrar[];
   };
+  /** The operator console's route on the debug port; absent when CONSOLE_ENABLED=false. */
+  readonly console: HttpRoute | undefined;
 }
 
 /**
@@ -163,7 +165,23 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
     }),
   );
-  return new HttpListener(debug.routes, parts.logger, debug.fallback, limits);
+  const routes =
+    parts.console === undefined
+      ? debug.routes
+      : [parts.console, exactRoute("/", browsersToConsole(debug.fallback)), ...debug.routes];
+  return new HttpListener(routes, parts.logger, debug.fallback, limits);
+}
+
+/**
+ * `/` sends a browser (a request accepting `text/html`) to the console; every other client gets the
+ * reference's endpoint listing as before.
+ */
+function browsersToConsole(listing: HttpRoute["handle"]): HttpRoute["handle"] {
+  return (req, res, path) => {
+    if (!/\btext\/html\b/.test(String(req.headers.accept ?? ""))) return listing(req, res, path);
+    res.writeHead(302, { location: "/console", "content-length": 0 });
+    res.end();
+  };
 }
 
 function prometheusListener(parts: ListenerParts, limits: Http2Limits): HttpListener | undefined {

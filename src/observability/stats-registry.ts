@@ -34,6 +34,16 @@ export interface StatsBatch {
 
 const RULE_PREFIX = "ratelimit.service.rate_limit.";
 
+/** Cumulative counts of one rule key since start (`total_hits`, `over_limit`, …). */
+export interface RuleCounts {
+  readonly hits: number;
+  readonly over: number;
+  readonly near: number;
+  readonly overWithLocalCache: number;
+  readonly within: number;
+  readonly shadow: number;
+}
+
 /** Callbacks of {@link StatsRegistry.forEachStat}, one per kind of stat. */
 export interface StatVisitor {
   counter(counter: StatCounter): void;
@@ -199,6 +209,25 @@ export class StatsRegistry implements EngineStats {
       this.#dynamic.set(id, counters);
     }
     return counters[0]!;
+  }
+
+  /** The current values of a rule's six counters (stats this registry made), for the console. */
+  ruleCounts(stats: RuleStats): RuleCounts {
+    const value = (counter: Counter) => (counter as StatCounter).value;
+    return {
+      hits: value(stats.totalHits),
+      over: value(stats.overLimit),
+      near: value(stats.nearLimit),
+      overWithLocalCache: value(stats.overLimitWithLocalCache),
+      within: value(stats.withinLimit),
+      shadow: value(stats.shadowMode),
+    };
+  }
+
+  /** Visits the stats of every rule key: configured ones and those requests revealed (still in the LRU). */
+  forEachRuleStats(visit: (stats: RuleStats) => void): void {
+    for (const stats of this.#pinnedRules.values()) visit(stats);
+    for (const stats of this.#dynamicRules.values()) visit(stats);
   }
 
   /** `name: value` lines, sorted, cumulative since start (the debug `/stats` page). */

@@ -1,0 +1,29 @@
+import type { IncomingMessage } from "node:http";
+
+/** The header the console's page sends with every state-changing call (README "Operator console"). */
+export const CONSOLE_REQUEST_HEADER = "x-ratelimitd-console";
+
+/** The body of the 403 a cross-site request gets. */
+export const CROSS_SITE_REFUSED = "Cross-site request refused.";
+
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
+
+/**
+ * Whether a console API request may have been made by another site. Non-GET requests must carry
+ * `X-Ratelimitd-Console: 1` — a header no form can send, and one a script of another origin can only send
+ * after a CORS preflight, which this daemon never approves — and a JSON body; `Origin`, when present, must
+ * be this host, and `Sec-Fetch-Site`, when present, `same-origin` (or `none`, typed by the user).
+ */
+export function isCrossSite(req: IncomingMessage): boolean {
+  if (SAFE_METHODS.has(req.method ?? "GET")) return false;
+  const { headers } = req;
+  if (headers[CONSOLE_REQUEST_HEADER] !== "1") return true;
+  const type = headers["content-type"] ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) return true;
+  const site = headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none") return true;
+  const origin = headers.origin;
+  if (origin === undefined) return false;
+  const host = headers.host ?? headers[":authority"];
+  return typeof host !== "string" || (origin !== `http://${host}` && origin !== `https://${host}`);
+}
