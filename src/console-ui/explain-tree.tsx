@@ -55,8 +55,9 @@ function DescriptorCard({ descriptor, index }: { descriptor: ExplainedDescriptor
             <tbody>
               <tr>
                 <th>remaining</th>
+                {/* Proto JSON leaves a 0 out: with a current limit, a missing limitRemaining is 0. */}
                 <td data-testid="explain-remaining" class="mono">
-                  {status.limitRemaining ?? 0}
+                  {status.currentLimit ? (status.limitRemaining ?? 0) : "—"}
                 </td>
               </tr>
               <tr>

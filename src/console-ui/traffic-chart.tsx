@@ -1,8 +1,8 @@
 import type { Tick } from "./api-types";
 import { rate } from "./format";
 
-const WIDTH = 720;
-const HEIGHT = 180;
+const WIDTH = 1000;
+const HEIGHT = 200;
 const PAD_LEFT = 44;
 const PAD_BOTTOM = 18;
 const SERIES = [

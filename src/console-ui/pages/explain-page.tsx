@@ -72,6 +72,7 @@ export function ExplainPage() {
           hits
           <input
             data-testid="explain-hits"
+            class="hits-input"
             type="number"
             min={0}
             value={hits}

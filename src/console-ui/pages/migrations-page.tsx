@@ -7,6 +7,8 @@ import { SignedIn } from "../sign-in";
 
 type ExecutionsById = Record<string, Execution[]>;
 
+const ACTIVE = new Set(["scheduled", "running"]);
+
 /** The migrations API (README "Migrations API"): run, roll back and follow batched data migrations. */
 export function MigrationsPage() {
   return (
@@ -44,9 +46,10 @@ function MigrationsPanel() {
   }, [loadAll]);
 
   // While an execution is scheduled or running, its migration's executions (and the statuses) are polled.
-  const active = Object.entries(executions)
-    .filter(([, list]) => isActive(latestOf(list)))
-    .map(([id]) => id)
+  // The list and the executions are read one after the other, so either may be the first to show the change.
+  const active = (migrations ?? [])
+    .filter((m) => ACTIVE.has(m.status) || isActive(latestOf(executions[m.id])))
+    .map((m) => m.id)
     .join(",");
   useEffect(() => {
     if (active === "") return;
