@@ -41,7 +41,7 @@ function SignInForm() {
     }
   };
   return (
-    <form data-testid="signin-form" class="card form signin" onSubmit={submit}>
+    <form data-testid="signin-form" class="card form signin" noValidate onSubmit={submit}>
       <h2>Sign in</h2>
       <p class="muted">
         Use an e-mail address and an <em>application password</em> of a user holding manage_options.

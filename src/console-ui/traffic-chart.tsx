@@ -11,7 +11,10 @@ const SERIES = [
   { name: "over", label: "over/s" },
 ] as const;
 
-/** The last minutes of traffic as inline SVG: hits, ok and over per second, one point per tick. */
+/**
+ * The last minutes of traffic as inline SVG: hits, ok and over per second, one point per tick. The wide hits
+ * line is drawn first so that ok, equal to it while nothing is over, stays visible on top.
+ */
 export function TrafficChart({ ticks }: { ticks: Tick[] }) {
   const max = niceCeiling(Math.max(1, ...ticks.map((tick) => tick.hits)));
   const plotWidth = WIDTH - PAD_LEFT;

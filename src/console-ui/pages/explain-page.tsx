@@ -46,7 +46,7 @@ export function ExplainPage() {
       <p class="muted">
         What a request would get now, and which rule decides it. Nothing is counted: counters are only read.
       </p>
-      <form class="card form explain-form" onSubmit={submit}>
+      <form class="card form explain-form" noValidate onSubmit={submit}>
         <label>
           domain
           <input

@@ -165,11 +165,16 @@ function CreateUserForm(props: { onCreated: () => void; onError: (message: strin
     }
   };
   return (
-    <form class="card form inline-form" onSubmit={submit}>
+    <form class="card form inline-form" noValidate onSubmit={submit}>
       <h2>New user</h2>
       <label>
         name
-        <input data-testid="user-create-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          data-testid="user-create-name"
+          autocomplete="off"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
       </label>
       <label>
         e-mail
