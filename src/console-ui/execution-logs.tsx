@@ -14,7 +14,7 @@ interface ExecutionLogsProps {
 }
 
 export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLogsProps) {
-  const [type, setType] = useState("");
+  const [type, setType] = useState("all");
   const [search, setSearch] = useState("");
   const [order, setOrder] = useState("ASC");
   const [limit, setLimit] = useState("100");
@@ -24,7 +24,7 @@ export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLog
     let current = true;
     const query = new URLSearchParams({ order });
     if (limit.trim() !== "") query.set("limit", limit.trim());
-    if (type !== "") query.set("type", type);
+    if (type !== "all") query.set("type", type);
     if (search.trim() !== "") query.set("search", search.trim());
     const timer = setTimeout(() => {
       callApi<LogEntry[]>(`/console/api/executions/${executionId}/logs?${query}`, { signedIn: true })
@@ -42,7 +42,7 @@ export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLog
       <h3>Logs of execution {executionId}</h3>
       <div class="toolbar">
         <select data-testid="log-type-filter" value={type} onChange={(e) => setType(e.currentTarget.value)}>
-          <option value="">all types</option>
+          <option value="all">all</option>
           {LOG_TYPES.map((name) => (
             <option key={name} value={name}>
               {name}
@@ -57,8 +57,8 @@ export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLog
           onInput={(e) => setSearch(e.currentTarget.value)}
         />
         <select data-testid="log-order" value={order} onChange={(e) => setOrder(e.currentTarget.value)}>
-          <option value="ASC">oldest first</option>
-          <option value="DESC">newest first</option>
+          <option value="ASC">ASC (oldest first)</option>
+          <option value="DESC">DESC (newest first)</option>
         </select>
         <label class="inline-label">
           limit
