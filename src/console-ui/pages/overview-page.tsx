@@ -85,7 +85,7 @@ function OverviewCards({ overview, breaker }: { overview: Overview; breaker: str
           </tbody>
         </table>
       </div>
-      <div class="card">
+      <div class="card card-wide">
         <h2>Rules</h2>
         <table class="kv">
           <tbody>
