@@ -66,7 +66,7 @@ function limitJson(rule: RateLimitRule): LimitJson {
     unit: rule.unit === 0 ? null : unitName(rule.unit),
     unitMultiplier: rule.unitMultiplier ?? 1,
     algorithm: rule.algorithm ?? "fixed_window",
-    burst: rule.burst ?? null,
+    burst: rule.algorithm === "token_bucket" ? (rule.burst ?? rule.requestsPerUnit) : null,
     unlimited: rule.unlimited,
     shadowMode: rule.shadowMode,
     quotaMode: rule.quotaMode,
