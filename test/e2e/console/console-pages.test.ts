@@ -292,7 +292,58 @@ if (browser !== undefined) {
     t.equal(realOver.statuses[0]?.limitRemaining ?? 0, Number(over.remaining));
   });
 
+  t.test("rule search: text filters rows; a descriptor marks the rule it matches", async (t) => {
+    const { page } = await tab("/console/rules");
+    const search = byTestId(page, "rule-search");
+    const visibleKeys = () =>
+      page
+        .locator('[data-testid="rule-row"]:visible')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-full-key")));
+    const all = ["console.client_burst", "console.client_limited", "console.user", "console.tenant"];
+    await eventually("every rule listed", visibleKeys, (keys) => keys.length === all.length);
+    t.strictSame(await visibleKeys(), all);
+    for (const [text, expected] of [
+      ["limited", ["console.client_limited"]],
+      ["LIMITED", ["console.client_limited"]],
+      ["client", ["console.client_burst", "console.client_limited"]],
+      ["console.ten", ["console.tenant"]],
+      ["", all],
+    ] as const) {
+      await search.fill(text);
+      const keys = await eventually(
+        `rows for ${JSON.stringify(text)}`,
+        visibleKeys,
+        (keys) => keys.join() === expected.join(),
+      );
+      t.strictSame(keys, expected, `search ${JSON.stringify(text)}`);
+    }
+    const matched = () =>
+      page
+        .locator('[data-testid="rule-row"][data-matched="true"]')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-full-key")));
+    await search.fill("domain=console; user=bob");
+    await textBecomes(byTestId(page, "rule-search-result"), "console.user");
+    t.strictSame(await eventually("the matched row", matched, (keys) => keys.length > 0), ["console.user"]);
+    await search.fill("domain=console; client=nobody");
+    await textBecomes(byTestId(page, "rule-search-result"), "no rule matches");
+    t.strictSame(await matched(), [], "no row marked");
+    // The search explained, counting nothing: the rule's total is still the explain test's 4 decisions.
+    const totals = (await callJson(daemon.debugPort, "GET", "/console/api/rules")).json as {
+      domains: { rules: { fullKey: string; totals: { hits: number } | null }[] }[];
+    };
+    t.match(totals.domains[0]!.rules.find((rule) => rule.fullKey === "console.user")!.totals, { hits: 4 });
+    const user = page.locator('[data-testid="rule-row"][data-full-key="console.user"]');
+    await textBecomes(user.locator('[data-testid="rule-total-hits"]'), "4");
+  });
+
   t.test("no page reported a console error, an uncaught exception or a CSP violation", async (t) => {
     for (const { page, problems } of tabs) t.strictSame(problems, [], page.url());
+  });
+
+  t.test("live-status reads reconnecting once the daemon is gone", async (t) => {
+    const { page } = tabs[0]!;
+    await textBecomes(byTestId(page, "live-status"), "live");
+    t.equal(await daemon.stop(), 0, "the daemon stopped cleanly");
+    await textBecomes(byTestId(page, "live-status"), "reconnecting");
   });
 }

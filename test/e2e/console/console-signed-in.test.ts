@@ -3,6 +3,7 @@
 // refused (from Node and from inside the page); users are created and deleted through the form; a
 // migration run from the console reaches 100 % with exactly the log lines it wrote, and the log filter
 // narrows them. Screenshots of the users and migrations pages (console-harness.ts says where they go).
+import type { Page } from "playwright-core";
 import t from "tap";
 import {
   ADMIN,
@@ -47,6 +48,10 @@ const SLOW_LOGS: [type: string, message: string][] = [
   ]),
   ["info", "Migration completed."],
 ];
+
+/** The console's session token in a tab's sessionStorage (the contract's key), or null. */
+const storedSession = (page: Page) =>
+  page.evaluate<string | null>('sessionStorage.getItem("ratelimitd-console-auth")');
 
 const browser = await launchChromium(t);
 if (browser !== undefined) {
@@ -107,7 +112,7 @@ if (browser !== undefined) {
 
   t.test("state-changing calls from inside the page: the same refusals", async (t) => {
     // This tab's failed fetches are logged by chromium as console errors, on purpose: not checked below.
-    const { page } = await openTab(browser);
+    const { page, problems } = await openTab(browser);
     // Only the page's origin matters here, not what the UI draws.
     await page.goto(`${origin}/console`);
     const inPage = (path: string, method: string, headers: Record<string, string>, body: unknown) =>
@@ -144,6 +149,35 @@ if (browser !== undefined) {
     }
     const users = await callJson(daemon.httpPort, "GET", "/users");
     t.equal((users.json as unknown[]).length, 1, "still only the administrator");
+    // The problem listener hears what the other tests' empty lists claim is absent.
+    t.ok(
+      problems.some((problem) => /status of 401/.test(problem)),
+      "the refused fetches reached the problem list",
+    );
+    // (Page code as strings: this file is compiled without the DOM's types.)
+    await page.evaluate(
+      'const script = document.createElement("script"); script.textContent = "window.inlineRan = true"; ' +
+        "document.head.append(script);",
+    );
+    await eventually(
+      "a CSP violation reported",
+      async () => problems.join("\n"),
+      (text) => /CSP violation: script-src/.test(text),
+    );
+    t.equal(await page.evaluate("typeof window.inlineRan"), "undefined", "the inline script did not run");
+    await page.close();
+  });
+
+  t.test("a wrong password shows the server's error in the sign-in form", async (t) => {
+    // A failed sign-in is a 401 that chromium logs as a console error: a tab of its own, not checked below.
+    const { page } = await openTab(browser);
+    await page.goto(`${origin}/console/users`);
+    await byTestId(page, "signin-email").fill(ADMIN.email);
+    await byTestId(page, "signin-password").fill("not the application password");
+    await byTestId(page, "signin-submit").click();
+    await textBecomes(byTestId(page, "signin-error"), "Invalid e-mail address or application password.");
+    t.equal(await byTestId(page, "signed-in-as").count(), 0, "not signed in");
+    t.equal(await storedSession(page), null);
     await page.close();
   });
 
@@ -198,6 +232,12 @@ if (browser !== undefined) {
     t.equal(gone.status, 404);
     t.strictSame(gone.json, { error: "User with that id does not exist" });
     t.strictSame(await textsOf(byTestId(page, "user-email")), [ADMIN.email], "only the administrator left");
+
+    // The session is the Basic token in this tab's sessionStorage: a reload keeps it.
+    const token = Buffer.from(`${ADMIN.email}:${ADMIN.password}`).toString("base64");
+    t.equal(await storedSession(page), token);
+    await page.reload();
+    await textBecomes(byTestId(page, "signed-in-as"), ADMIN.email);
   });
 
   t.test(
@@ -271,6 +311,16 @@ if (browser !== undefined) {
       t.equal(await byTestId(page, "migrations-error").count(), 0, "no error shown");
     },
   );
+
+  t.test("sign out forgets the session", async (t) => {
+    await byTestId(page, "signout").click();
+    await byTestId(page, "signin-form").waitFor({ state: "visible" });
+    t.equal(await byTestId(page, "signed-in-as").count(), 0);
+    t.equal(await storedSession(page), null);
+    await page.reload();
+    await byTestId(page, "signin-form").waitFor({ state: "visible" });
+    t.pass("still signed out after a reload");
+  });
 
   t.test("the signed-in pages reported no console error, uncaught exception or CSP violation", async (t) => {
     for (const { page, problems } of checkedTabs) t.strictSame(problems, [], page.url());
