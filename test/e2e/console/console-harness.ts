@@ -211,6 +211,28 @@ export function textBecomes(locator: Locator, expected: string, timeoutMs = 10_0
   );
 }
 
+let watches = 0;
+
+/**
+ * Records, inside the page, the highest number the first element matching `selector` shows from now on (a
+ * MutationObserver on the document: a value shown for a moment is not missed between two polls from here).
+ * Resolves with a reader of that highest value (0 before any).
+ */
+export async function watchHighest(page: Page, selector: string): Promise<() => Promise<number>> {
+  const key = JSON.stringify(`ratelimitdTestHighest${++watches}`);
+  // Page code as a string: this file is compiled without the DOM's types.
+  await page.evaluate(`(() => {
+    window[${key}] = 0;
+    const read = () => {
+      const value = Number(document.querySelector(${JSON.stringify(selector)})?.textContent?.trim());
+      if (value > window[${key}]) window[${key}] = value;
+    };
+    read();
+    new MutationObserver(read).observe(document.body, { subtree: true, childList: true, characterData: true });
+  })()`);
+  return () => page.evaluate<number>(`window[${key}]`);
+}
+
 /** The trimmed texts of every element `locator` finds now. */
 export async function textsOf(locator: Locator): Promise<string[]> {
   return (await locator.allTextContents()).map((text) => text.trim());
