@@ -292,10 +292,19 @@ if (browser !== undefined) {
       const order = await byTestId(page, "log-order").inputValue();
       t.ok(order === "ASC" || order === "DESC", `log order ${order}`);
       const expected = order === "ASC" ? SLOW_LOGS : [...SLOW_LOGS].reverse();
-      const shown = async () => ({
-        types: await textsOf(logs.locator('[data-testid="log-row"] [data-testid="log-type"]')),
-        messages: await textsOf(logs.locator('[data-testid="log-row"] [data-testid="log-message"]')),
-      });
+      // Types and messages in one look at the page: the list may change between two reads.
+      const shown = async () => {
+        const rows = await logs
+          .locator('[data-testid="log-row"]')
+          .evaluateAll((elements) =>
+            elements.map((row) =>
+              ["log-type", "log-message"].map(
+                (id) => row.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? null,
+              ),
+            ),
+          );
+        return { types: rows.map(([type]) => type), messages: rows.map(([, message]) => message) };
+      };
       const all = await eventually("every log line", shown, (now) => now.messages.length === expected.length);
       t.equal(await logs.locator('[data-testid="log-row"]').count(), SLOW_LOGS.length, "13 log rows");
       t.strictSame(all, {
