@@ -63,6 +63,10 @@ export interface RuleNode {
 export interface RulesAnswer {
   loadedAtMs: number | null;
   domains: { domain: string; rules: RuleNode[] }[];
+  /** Descriptors in the rule set, and how many this answer holds (at most 2000: search for the rest). */
+  total: number;
+  shown: number;
+  truncated: boolean;
 }
 
 export interface RuleTick {

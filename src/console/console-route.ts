@@ -22,7 +22,8 @@ export const CONSOLE_PAGES = [
 export interface ConsoleRouteOptions {
   readonly bundle: ConsoleBundle;
   readonly overview: () => unknown;
-  readonly rules: () => unknown;
+  /** The Rules JSON, filtered by `?q=`. */
+  readonly rules: (query: string) => unknown;
   readonly live: LiveStream;
   /** Checks credentials for `manage_options` (the migrations API's authenticator and throttle). */
   readonly guard: AccessGuard;
@@ -50,7 +51,7 @@ export function consoleRoute(options: ConsoleRouteOptions): HttpRoute {
         case "/console/api/overview":
           return readOnly(req, res, options.overview);
         case "/console/api/rules":
-          return readOnly(req, res, options.rules);
+          return readOnly(req, res, () => options.rules(queryOf(req, "q")));
         case "/console/api/events":
           return options.live.handle(req, res);
         case "/console/api/session":
@@ -114,6 +115,11 @@ async function session(req: IncomingMessage, res: ServerResponse, guard: AccessG
     );
   const { userId, email, capabilities } = decision.principal;
   sendJson(res, 200, { userId, email, capabilities: [...capabilities].sort() });
+}
+
+/** A query parameter's value, `""` when absent. */
+function queryOf(req: IncomingMessage, name: string): string {
+  return new URL(req.url ?? "/", "http://localhost").searchParams.get(name) ?? "";
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {

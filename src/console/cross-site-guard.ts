@@ -1,4 +1,6 @@
 import type { IncomingMessage } from "node:http";
+import { sendJson } from "../transports/http/http-responses.js";
+import type { HttpRoute } from "../transports/http/http-route.js";
 
 /** The header the console's page sends with every state-changing call (README "Operator console"). */
 export const CONSOLE_REQUEST_HEADER = "x-ratelimitd-console";
@@ -20,10 +22,30 @@ export function isCrossSite(req: IncomingMessage): boolean {
   if (headers[CONSOLE_REQUEST_HEADER] !== "1") return true;
   const type = headers["content-type"] ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) return true;
+  return isFromAnotherOrigin(req);
+}
+
+/**
+ * Whether a browser says the request comes from a page of another origin: `Sec-Fetch-Site` other than
+ * `same-origin`/`none`, or an `Origin` that is not this host. Clients that are not browsers send neither.
+ */
+export function isFromAnotherOrigin(req: IncomingMessage): boolean {
+  const { headers } = req;
   const site = headers["sec-fetch-site"];
   if (site !== undefined && site !== "same-origin" && site !== "none") return true;
   const origin = headers.origin;
   if (origin === undefined) return false;
   const host = headers.host ?? headers[":authority"];
   return typeof host !== "string" || (origin !== `http://${host}` && origin !== `https://${host}`);
+}
+
+/**
+ * `handle` for requests browsers make from this origin or that no browser makes (`POST /explain`: curl,
+ * ratelimit-client, the console's page); a page of another site gets 403 instead.
+ */
+export function refusingOtherOrigins(handle: HttpRoute["handle"]): HttpRoute["handle"] {
+  return (req, res, path) => {
+    if (!isFromAnotherOrigin(req)) return handle(req, res, path);
+    sendJson(res, 403, { error: CROSS_SITE_REFUSED });
+  };
 }

@@ -32,19 +32,97 @@ export interface RuleNodeJson {
   readonly children: readonly RuleNodeJson[];
 }
 
-/** `GET /console/api/rules`: every domain's rule tree in configuration order. */
+/** What `GET /console/api/rules` answers. */
+export interface RulesAnswer {
+  readonly loadedAtMs: number | null;
+  readonly domains: { readonly domain: string; readonly rules: RuleNodeJson[] }[];
+  /** Descriptors in the rule set, and how many of them the answer holds. */
+  readonly total: number;
+  readonly shown: number;
+  /** True when `maxNodes` cut the answer short: search with `q` to see the rest. */
+  readonly truncated: boolean;
+}
+
+/** Options of {@link rulesJson}. */
+export interface RulesJsonOptions {
+  /** Only descriptors whose key, value or full key contain this (any case), with their ancestors and children. */
+  readonly query: string;
+  /** At most this many descriptors: a rule set of 200,000 would be tens of MB of JSON for one page. */
+  readonly maxNodes: number;
+}
+
+/** `GET /console/api/rules`: every domain's rule tree in configuration order, filtered and bounded. */
 export function rulesJson(
   rules: RuleSet | undefined,
   countsOf: (stats: RuleStats) => RuleCounts,
-): { loadedAtMs: number | null; domains: { domain: string; rules: RuleNodeJson[] }[] } {
-  const domains = [...(rules?.domains ?? [])].map(([domain, level]) => ({
-    domain,
-    rules: [...level.exact.values()].map((node) => nodeJson(node, countsOf)),
-  }));
-  return { loadedAtMs: rules?.origin?.loadedAtMs ?? null, domains };
+  options: RulesJsonOptions,
+): RulesAnswer {
+  const walk = {
+    needle: options.query.trim().toLowerCase(),
+    left: options.maxNodes,
+    truncated: false,
+    countsOf,
+  };
+  const domains: RulesAnswer["domains"] = [];
+  let total = 0;
+  for (const [domain, level] of rules?.domains ?? []) {
+    total += countNodes(level.exact.values());
+    const shown = pick(level.exact.values(), walk, false);
+    if (shown.length > 0 || walk.needle === "") domains.push({ domain, rules: shown });
+  }
+  return {
+    loadedAtMs: rules?.origin?.loadedAtMs ?? null,
+    domains,
+    total,
+    shown: options.maxNodes - walk.left,
+    truncated: walk.truncated,
+  };
 }
 
-function nodeJson(node: RuleNode, countsOf: (stats: RuleStats) => RuleCounts): RuleNodeJson {
+interface Walk {
+  readonly needle: string;
+  left: number;
+  truncated: boolean;
+  readonly countsOf: (stats: RuleStats) => RuleCounts;
+}
+
+/** The nodes to show of one level: those matching (with all below them) and those with a match below. */
+function pick(nodes: Iterable<RuleNode>, walk: Walk, inMatch: boolean): RuleNodeJson[] {
+  const shown: RuleNodeJson[] = [];
+  for (const node of nodes) {
+    if (walk.left === 0) {
+      walk.truncated = true;
+      break;
+    }
+    const matched = inMatch || walk.needle === "" || matches(node, walk.needle);
+    if (matched) walk.left--;
+    const children = pick(node.children?.exact.values() ?? [], walk, matched);
+    if (!matched && children.length === 0) continue;
+    if (!matched) walk.left = Math.max(walk.left - 1, 0);
+    shown.push(nodeJson(node, children, walk.countsOf));
+  }
+  return shown;
+}
+
+function matches(node: RuleNode, needle: string): boolean {
+  return (
+    node.key.toLowerCase().includes(needle) ||
+    node.value.toLowerCase().includes(needle) ||
+    node.fullKey.toLowerCase().includes(needle)
+  );
+}
+
+function countNodes(nodes: Iterable<RuleNode>): number {
+  let count = 0;
+  for (const node of nodes) count += 1 + countNodes(node.children?.exact.values() ?? []);
+  return count;
+}
+
+function nodeJson(
+  node: RuleNode,
+  children: RuleNodeJson[],
+  countsOf: (stats: RuleStats) => RuleCounts,
+): RuleNodeJson {
   return {
     key: node.key,
     value: node.value,
@@ -55,7 +133,7 @@ function nodeJson(node: RuleNode, countsOf: (stats: RuleStats) => RuleCounts): R
     valueToMetric: node.valueToMetric,
     limit: node.limit === undefined ? null : limitJson(node.limit),
     totals: node.limit === undefined ? null : countsOf(node.limit.stats),
-    children: [...(node.children?.exact.values() ?? [])].map((child) => nodeJson(child, countsOf)),
+    children,
   };
 }
 

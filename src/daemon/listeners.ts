@@ -1,4 +1,5 @@
 import { dumpRuleSet } from "../config/dump-rule-set.js";
+import { refusingOtherOrigins } from "../console/cross-site-guard.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import type { Logger } from "../observability/logger.js";
 import type { PrometheusExporter } from "../observability/prometheus-exporter.js";
@@ -161,7 +162,8 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       rlconfig: () => dumpRuleSet(parts.service.rules),
       stats: () => parts.stats.snapshotLines(),
       metrics: () => parts.prometheus.text(),
-      explain: explainHandler(parts.explainer),
+      // What it reads (rules, counters) is for the operator, not for pages of other sites.
+      explain: refusingOtherOrigins(explainHandler(parts.explainer)),
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
     }),
   );

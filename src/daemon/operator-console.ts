@@ -33,6 +33,8 @@ export interface OperatorConsoleParts {
 const INTERVAL_MS = 1000;
 const HISTORY_LENGTH = 600;
 const MAX_LIVE_PAGES = 32;
+/** Descriptors in one Rules answer; beyond, the page searches (`?q=`). */
+const MAX_RULE_NODES = 2000;
 
 /**
  * The operator console (CONSOLE_ENABLED, on the debug port; README "Operator console"): its route, and the
@@ -81,7 +83,11 @@ export class OperatorConsole {
             tracing: settings.tracingEnabled,
           },
         }),
-      rules: () => rulesJson(service.rules, (ruleStats) => stats.ruleCounts(ruleStats)),
+      rules: (query) =>
+        rulesJson(service.rules, (ruleStats) => stats.ruleCounts(ruleStats), {
+          query,
+          maxNodes: MAX_RULE_NODES,
+        }),
       live: this.#live,
       guard: parts.guard,
       management: parts.managementRoutes,

@@ -90,6 +90,7 @@ export class StatsRegistry implements EngineStats {
   readonly #gauges = new Map<string, StatGauge>();
   readonly #timers = new Map<string, StatTimer>();
   readonly #pinnedRules = new Map<string, RuleStats>();
+  #pinnedRulesVersion = 0;
   readonly #dynamic: LRUCache<string, StatCounter[]>;
   readonly #dynamicRules = new Map<string, RuleStats>();
   readonly #evictedDeltas: { name: string; tags: StatTags | undefined; delta: number }[] = [];
@@ -180,6 +181,7 @@ export class StatsRegistry implements EngineStats {
         for (const c of countersOf(stats)) this.#pinned.set(statId(c.name, c.tags), c);
       }
       this.#pinnedRules.set(key, stats);
+      this.#pinnedRulesVersion++;
     }
     return stats;
   }
@@ -224,10 +226,27 @@ export class StatsRegistry implements EngineStats {
     };
   }
 
-  /** Visits the stats of every rule key: configured ones and those requests revealed (still in the LRU). */
-  forEachRuleStats(visit: (stats: RuleStats) => void): void {
-    for (const stats of this.#pinnedRules.values()) visit(stats);
+  /** Grows whenever a configured rule key gets its stats (a load with new keys): {@link pinnedRuleStats}. */
+  get pinnedRulesVersion(): number {
+    return this.#pinnedRulesVersion;
+  }
+
+  /** The stats of every configured rule key, of this and earlier rule sets. */
+  pinnedRuleStatsList(): RuleStats[] {
+    return [...this.#pinnedRules.values()];
+  }
+
+  /** Visits the stats of the rule keys requests revealed that the LRU still holds. */
+  forEachDynamicRuleStats(visit: (stats: RuleStats) => void): void {
     for (const stats of this.#dynamicRules.values()) visit(stats);
+  }
+
+  /** Writes `total_hits`, `over_limit`, `near_limit` and `shadow_mode` of a rule key to `into[at…at+3]`. */
+  readRuleCounts(stats: RuleStats, into: Float64Array, at: number): void {
+    into[at] = (stats.totalHits as StatCounter).value;
+    into[at + 1] = (stats.overLimit as StatCounter).value;
+    into[at + 2] = (stats.nearLimit as StatCounter).value;
+    into[at + 3] = (stats.shadowMode as StatCounter).value;
   }
 
   /** `name: value` lines, sorted, cumulative since start (the debug `/stats` page). */

@@ -20,26 +20,32 @@ export function RulesPage() {
   const [search, setSearch] = useState("");
   const [domain, setDomain] = useState("");
   const match = useDescriptorMatch(search, domain);
+  const isDescriptor = search.includes("=");
+  const matchedKey = match !== null && "rule" in match ? match.rule : null;
+  // A rule set too large for one answer is searched on the server: the text typed, or the matched rule.
+  const [large, setLarge] = useState(false);
+  const serverQuery = useDebounced(large ? (isDescriptor ? (matchedKey ?? "") : search.trim()) : "", 300);
 
   useEffect(() => {
     let current = true;
-    callApi<RulesAnswer>("/console/api/rules")
+    const path =
+      serverQuery === "" ? "/console/api/rules" : `/console/api/rules?q=${encodeURIComponent(serverQuery)}`;
+    callApi<RulesAnswer>(path)
       .then((rules) => {
         if (!current) return;
         setAnswer(rules);
         setCells(liveFromRules(rules.domains));
         setError(null);
+        if (serverQuery === "") setLarge(rules.truncated);
         setDomain((chosen) => chosen || rules.domains[0]?.domain || "");
       })
       .catch((caught) => current && setError(messageOf(caught)));
     return () => {
       current = false;
     };
-  }, [live.reloads]);
+  }, [live.reloads, serverQuery]);
   useTicks(useCallback((tick: Tick) => setCells((before) => liveAfterTick(before, tick)), []));
 
-  const isDescriptor = search.includes("=");
-  const matchedKey = match !== null && "rule" in match ? match.rule : null;
   return (
     <section data-testid="page-rules" class="page">
       <h1>Rules</h1>
@@ -77,6 +83,12 @@ export function RulesPage() {
               matched rule: <code data-testid="rule-search-result">{match.rule ?? "no rule matches"}</code>
             </>
           )}
+        </p>
+      )}
+      {answer?.truncated && (
+        <p class="muted" data-testid="rules-truncated">
+          Showing {answer.shown} of {answer.total} descriptors: type a key, a value or a descriptor to find
+          the others.
         </p>
       )}
       {error !== null && <p class="error">{error}</p>}
@@ -131,4 +143,14 @@ function useDescriptorMatch(search: string, selectedDomain: string): Match {
     };
   }, [query]);
   return match;
+}
+
+/** `value`, once it has stayed the same for `delayMs`. */
+function useDebounced(value: string, delayMs: number): string {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), delayMs);
+    return () => clearTimeout(timer);
+  }, [value, delayMs]);
+  return settled;
 }

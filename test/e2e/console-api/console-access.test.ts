@@ -165,3 +165,22 @@ t.test("wrong passwords: 401 without a challenge, then the failed-login throttle
   t.equal(throttled.body, '{"error":"Too many failed authentication attempts; try again later."}');
   t.match(throttled.headers["retry-after"], /^\d+$/);
 });
+
+t.test(
+  "POST /explain: curl, the CLI and the console's page may ask; pages of other sites may not",
+  async (t) => {
+    const body = { domain: "d", descriptors: [{ entries: [{ key: "k", value: "v" }] }] };
+    const same = `http://127.0.0.1:${daemon.debugPort}`;
+    for (const [why, headers, status] of [
+      ["no browser headers", {}, 200],
+      ["the console's page", { origin: same, "sec-fetch-site": "same-origin", ...FROM_CONSOLE }, 200],
+      ["another origin", { origin: "http://evil.example", "content-type": "text/plain" }, 403],
+      ["a cross-site fetch", { "sec-fetch-site": "cross-site", "content-type": "text/plain" }, 403],
+    ] as const) {
+      const reply = await call("/explain", "POST", headers, body);
+      t.equal(reply.status, status, why);
+      if (status === 403) t.equal(reply.body, CROSS_SITE, why);
+      else t.equal(JSON.parse(reply.body).overallCode, "OK", why);
+    }
+  },
+);

@@ -221,6 +221,45 @@ t.test("the Rules JSON: the tree, limits, algorithms, flags and totals", async (
   ]);
 });
 
+t.test(
+  "the Rules JSON: filtered by ?q= (with ancestors and children), bounded at 2000 descriptors",
+  async (t) => {
+    const filtered = await json("/console/api/rules?q=CART");
+    t.equal(filtered.total, 4);
+    t.equal(filtered.shown, 2);
+    t.equal(filtered.truncated, false);
+    const rules = (filtered.domains as { rules: { fullKey: string; children: { fullKey: string }[] }[] }[])[0]
+      ?.rules;
+    t.strictSame(
+      rules?.map((r) => [r.fullKey, r.children.map((c) => c.fullKey)]),
+      [["shop.user", ["shop.user.path_/cart*"]]],
+    );
+    const parent = await json("/console/api/rules?q=shop.user");
+    t.equal(parent.shown, 2, "a match brings its children");
+    const none = await json("/console/api/rules?q=nothing-like-this");
+    t.strictSame(none.domains, []);
+    t.equal(none.shown, 0);
+    const many = ["domain: big", "descriptors:"];
+    for (let i = 0; i < 2500; i++)
+      many.push(`  - { key: k, value: v${i}, rate_limit: { unit: second, requests_per_unit: 1 } }`);
+    const big = await startDaemon({
+      RUNTIME_ROOT: t.testdir({ config: { "big.yaml": `${many.join("\n")}\n` } }),
+    });
+    t.teardown(() => big.stop());
+    const all = JSON.parse((await httpRequest(big.debugPort, "/console/api/rules")).body);
+    t.equal(all.total, 2500);
+    t.equal(all.shown, 2000);
+    t.equal(all.truncated, true);
+    t.equal(all.domains[0].rules.length, 2000);
+    const one = JSON.parse((await httpRequest(big.debugPort, "/console/api/rules?q=k_v2499")).body);
+    t.equal(one.truncated, false);
+    t.strictSame(
+      one.domains[0].rules.map((r: { fullKey: string }) => r.fullKey),
+      ["big.k_v2499"],
+    );
+  },
+);
+
 t.test("CONSOLE_ENABLED=false: no console, / is the listing for everyone", async (t) => {
   const off = await startDaemon({
     RUNTIME_ROOT: t.testdir({ config: { "shop.yaml": RULES } }),
