@@ -103,6 +103,12 @@ if (browser !== undefined) {
       t.equal(reply.headers["cache-control"], "public, max-age=31536000, immutable", asset);
       t.equal(reply.headers["content-security-policy"], CSP, `${asset} CSP`);
       t.ok(reply.body.length > 0, `${asset} is not empty`);
+      t.equal(reply.headers["content-encoding"], undefined, `${asset} plain unless asked`);
+      const zipped = await fetch(new URL(asset, `${origin}/console`), {
+        headers: { "accept-encoding": "gzip" },
+      });
+      t.equal(zipped.headers.get("content-encoding"), "gzip", `${asset} gzipped when accepted`);
+      t.equal(await zipped.text(), reply.body, `${asset} gzipped is the same file`);
     }
   });
 

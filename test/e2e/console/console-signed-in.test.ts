@@ -3,8 +3,11 @@
 // refused (from Node and from inside the page); users are created and deleted through the form; a
 // migration run from the console reaches 100 % with exactly the log lines it wrote, and the log filter
 // narrows them. Screenshots of the users and migrations pages (console-harness.ts says where they go).
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import t from "tap";
+import { httpRequest } from "../../helpers/http-request.js";
 import {
   ADMIN,
   ADMIN_AUTHORIZATION,
@@ -165,6 +168,85 @@ if (browser !== undefined) {
       (text) => /CSP violation: script-src/.test(text),
     );
     t.equal(await page.evaluate("typeof window.inlineRan"), "undefined", "the inline script did not run");
+    await page.close();
+  });
+
+  t.test("a page of another site cannot change anything, even knowing the credentials", async (t) => {
+    // Another origin: a server of the test's own on another port, serving an empty page.
+    const site = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!doctype html><title>another site</title>");
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    t.teardown(() => new Promise<void>((resolve) => site.close(() => resolve())));
+    const sitePort = (site.address() as AddressInfo).port;
+    // Its failed fetches are console errors, on purpose: this tab is not checked below.
+    const { page, problems } = await openTab(browser);
+    await page.goto(`http://127.0.0.1:${sitePort}/`);
+    const attempt = (path: string, init: Record<string, unknown>) =>
+      page.evaluate(
+        async ({ url, init }) => {
+          try {
+            const reply = await fetch(url, init);
+            return `answered ${reply.type} ${reply.status}`;
+          } catch (error) {
+            return `failed: ${String(error)}`;
+          }
+        },
+        { url: `${origin}${path}`, init },
+      );
+    const withHeaders = {
+      headers: { authorization: ADMIN_AUTHORIZATION, ...CONSOLE_HEADER, "content-type": "application/json" },
+    };
+    // The console's header (and Authorization) need a CORS preflight, which the daemon never approves.
+    t.equal(
+      await attempt(`/console/api/migrations/${REFUSED_RUN}/run`, {
+        method: "POST",
+        body: "{}",
+        ...withHeaders,
+      }),
+      "failed: TypeError: Failed to fetch",
+    );
+    t.equal(
+      await attempt("/console/api/users", { method: "PUT", body: JSON.stringify(NEW_USER), ...withHeaders }),
+      "failed: TypeError: Failed to fetch",
+    );
+    // A request no preflight precedes reaches the daemon, which refuses it (no header, a foreign Origin);
+    // its answer is not even handed to the page (Cross-Origin-Resource-Policy: same-origin).
+    t.equal(
+      await attempt(`/console/api/migrations/${REFUSED_RUN}/run`, {
+        method: "POST",
+        mode: "no-cors",
+        headers: { "content-type": "text/plain" },
+        body: "{}",
+      }),
+      "failed: TypeError: Failed to fetch",
+    );
+    await eventually(
+      "chromium blocked the answer",
+      async () => problems.join("\n"),
+      (text) => /ERR_BLOCKED_BY_RESPONSE\.NotSameOrigin/.test(text),
+    );
+    const preflight = await httpRequest(daemon.debugPort, "/console/api/users", {
+      method: "OPTIONS",
+      headers: {
+        origin: `http://127.0.0.1:${sitePort}`,
+        "access-control-request-method": "PUT",
+        "access-control-request-headers": "authorization,content-type,x-ratelimitd-console",
+      },
+    });
+    t.equal(preflight.headers["access-control-allow-origin"], undefined, "the preflight is not approved");
+    t.equal(preflight.headers["access-control-allow-headers"], undefined);
+    // Nothing was done.
+    const users = await callJson(daemon.httpPort, "GET", "/users");
+    t.strictSame(
+      (users.json as { email: string }[]).map((user) => user.email),
+      [ADMIN.email],
+    );
+    const executions = await api("GET", `/console/api/migrations/${REFUSED_RUN}/executions`, {
+      authorization: ADMIN_AUTHORIZATION,
+    });
+    t.strictSame(executions.json, [], "no execution");
     await page.close();
   });
 
