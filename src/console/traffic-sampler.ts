@@ -41,6 +41,8 @@ export interface TrafficSamplerOptions {
   readonly nowMs: () => number;
   /** Ticks kept for a newly connected page (600 = ten minutes at one a second). */
   readonly historyLength: number;
+  /** Rules whose rates one tick carries at most, the busiest first (the Rules page shows 2000 at most). */
+  readonly maxRulesPerTick: number;
 }
 
 /** Per rule key: total_hits, over_limit, near_limit, shadow_mode. */
@@ -93,7 +95,7 @@ export class TrafficSampler {
     this.#previousAtMs = atMs;
     const keys = this.#configuredKeys();
     const moved = new Float64Array(WIDTH);
-    const rules: Record<string, RuleRates> = {};
+    const movedRules: [string, RuleRates][] = [];
     const now = this.#now;
     const visit = (ruleStats: RuleStats, previous: Float64Array, at: number) => {
       stats.readRuleCounts(ruleStats, now, 0);
@@ -114,14 +116,17 @@ export class TrafficSampler {
       previous.set(now, at);
       const fullKey = keys.get(ruleStats);
       if (fullKey !== undefined)
-        rules[fullKey] = {
-          hits: rate(hits, seconds),
-          over: rate(over, seconds),
-          near: rate(near, seconds),
-          totalHits: now[0]!,
-          totalOver: now[1]!,
-          totalNear: now[2]!,
-        };
+        movedRules.push([
+          fullKey,
+          {
+            hits: rate(hits, seconds),
+            over: rate(over, seconds),
+            near: rate(near, seconds),
+            totalHits: now[0]!,
+            totalOver: now[1]!,
+            totalNear: now[2]!,
+          },
+        ]);
     };
     this.#followPinned();
     const pinned = this.#pinned;
@@ -149,7 +154,12 @@ export class TrafficSampler {
     };
     this.#history.push({ ...tick, rules: {} });
     if (this.#history.length > this.#options.historyLength) this.#history.shift();
-    return { ...tick, rules };
+    // A page shows at most so many rules: the busiest ones are the ones worth sending every second.
+    if (movedRules.length > this.#options.maxRulesPerTick) {
+      movedRules.sort(([, a], [, b]) => b.hits - a.hits);
+      movedRules.length = this.#options.maxRulesPerTick;
+    }
+    return { ...tick, rules: Object.fromEntries(movedRules) };
   }
 
   /**

@@ -53,6 +53,7 @@ export class OperatorConsole {
       status: () => ({ healthy: health.healthy, breaker: parts.storeStatus().breaker }),
       nowMs,
       historyLength: HISTORY_LENGTH,
+      maxRulesPerTick: MAX_RULE_NODES,
     });
     this.#live = new LiveStream({
       sampler,

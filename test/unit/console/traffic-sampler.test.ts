@@ -23,6 +23,7 @@ function sampler(registry: StatsRegistry, rules: RuleSet, clock: { ms: number },
     status: () => ({ healthy: true, breaker: "closed" }),
     nowMs: () => clock.ms,
     historyLength,
+    maxRulesPerTick: 1000,
   });
 }
 
@@ -76,6 +77,7 @@ t.test("the history keeps the last ticks only; a new rule set is followed", asyn
     status: () => ({ healthy: false, breaker: "open" }),
     nowMs: () => clock.ms,
     historyLength: 2,
+    maxRulesPerTick: 1000,
   });
   for (let i = 0; i < 4; i++) {
     clock.ms += 1000;
@@ -95,4 +97,26 @@ t.test("the history keeps the last ticks only; a new rule set is followed", asyn
   t.strictSame(Object.keys(tick.rules), ["e.c"]);
   t.equal(tick.healthy, false);
   t.equal(tick.breaker, "open");
+});
+
+t.test("a tick carries the busiest rules only, at most maxRulesPerTick", async (t) => {
+  const registry = new StatsRegistry({ maxDynamicKeys: 100 });
+  const yaml = ["domain: d", "descriptors:"];
+  for (let i = 0; i < 5; i++)
+    yaml.push(`  - { key: k${i}, rate_limit: { unit: hour, requests_per_unit: 9 } }`);
+  const rules = rulesFromYaml(registry, `${yaml.join("\n")}\n`);
+  const clock = { ms: 0 };
+  const traffic = new TrafficSampler({
+    stats: registry,
+    rules: () => rules,
+    status: () => ({ healthy: true, breaker: "off" }),
+    nowMs: () => clock.ms,
+    historyLength: 2,
+    maxRulesPerTick: 2,
+  });
+  for (let i = 0; i < 5; i++) registry.pinnedRuleStats(`d.k${i}`).totalHits.add([3, 9, 1, 7, 2][i]!);
+  clock.ms += 1000;
+  const tick = traffic.sample();
+  t.strictSame(Object.keys(tick.rules), ["d.k1", "d.k3"]);
+  t.equal(tick.hits, 22, "the sums still count every rule");
 });
