@@ -115,8 +115,8 @@ if (browser !== undefined) {
   t.test("every page renders its root and the API's values", async (t) => {
     const overview = (await callJson(daemon.debugPort, "GET", "/console/api/overview")).json as {
       store: { type: string; failureMode: string; breaker: string };
-      rules: { source: string; rules: number; domains: number };
-      health: { healthy: boolean };
+      rules: { source: string; rules: number; domains: number; version: string | null };
+      health: { healthy: boolean; components: Record<string, boolean> };
       management: { database: string; ready: boolean };
     };
     t.equal(overview.rules.source, "file");
@@ -124,6 +124,11 @@ if (browser !== undefined) {
     t.equal(overview.rules.domains, 1);
     t.equal(overview.store.type, "memory");
     t.equal(overview.health.healthy, true);
+    t.ok(
+      Object.values(overview.health.components).every((ok) => ok),
+      "every component healthy",
+    );
+    t.match(overview.rules.version, /^[0-9a-f]{12}$/, "files' version: 12 hex digits");
     t.strictSame(overview.management, { database: "sqlite", ready: true });
 
     const home = await tab("/console");
@@ -140,6 +145,18 @@ if (browser !== undefined) {
     await textBecomes(byTestId(page, "database-state"), "ready");
     await textBecomes(byTestId(page, "live-status"), "live");
     t.equal(await byTestId(page, "last-reload-error").count(), 0, "no reload error shown");
+    await textBecomes(byTestId(page, "rules-version"), overview.rules.version ?? "");
+    const components = await page
+      .locator('[data-testid="health-component"]')
+      .evaluateAll((elements) =>
+        elements.map((element) => [element.getAttribute("data-component"), element.textContent?.trim()]),
+      );
+    t.strictSame(
+      Object.fromEntries(components),
+      Object.fromEntries(Object.keys(overview.health.components).map((name) => [name, "ok"])),
+      "each component ok",
+    );
+    t.ok(Object.keys(overview.health.components).includes("backend"), "backend among the components");
     const chart = page.locator('svg[data-testid="traffic-chart"], [data-testid="traffic-chart"] svg');
     t.ok((await chart.count()) > 0, "the traffic chart is an inline svg");
 
