@@ -2,6 +2,8 @@
 // with the values the API gives and without console errors or CSP violations; `/` redirects browsers only;
 // a burst of decisions moves a rule's live counts; the explain form gives the status a real decision gets.
 // Screenshots of the overview, the rules and the explain page (console-harness.ts says where they go).
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import t from "tap";
 import { httpRequest } from "../../helpers/http-request.js";
 import { stayInsideWindow } from "../../helpers/window-guard.js";
@@ -24,7 +26,7 @@ import {
 
 const browser = await launchChromium(t);
 if (browser !== undefined) {
-  const { daemon, origin } = await startConsoleDaemon(t);
+  const { daemon, origin, dir } = await startConsoleDaemon(t);
   const shots = screenshotDir(t);
   const tabs: ConsoleTab[] = [];
   const tab = async (path: string) => {
@@ -363,6 +365,58 @@ if (browser !== undefined) {
     const user = page.locator('[data-testid="rule-row"][data-full-key="console.user"]');
     await textBecomes(user.locator('[data-testid="rule-total-hits"]'), "4");
   });
+
+  t.test(
+    "a rule reload shows without reloading the page: a broken file's error, then a new rule",
+    async (t) => {
+      const home = tabs.find((open) => open.page.url() === `${origin}/console`)!.page;
+      const rules = tabs.find((open) => open.page.url() === `${origin}/console/rules`)!.page;
+      const lastLoad = async () =>
+        (
+          (await callJson(daemon.debugPort, "GET", "/console/api/overview")).json as {
+            rules: { rules: number; lastLoad: { ok: boolean; error: string | null } | null };
+          }
+        ).rules;
+      const file = join(dir, "config", "zz-extra.yaml");
+      t.teardown(() => rmSync(file, { force: true }));
+      writeFileSync(file, "domain: extra\ndescriptors:\n  - key: b\n    rate_limit: { unit: fortnight }\n");
+      const broken = await eventually("a failed load", lastLoad, (now) => now.lastLoad?.ok === false);
+      t.equal(broken.rules, RULE_COUNT, "the rules in force stay");
+      t.type(broken.lastLoad?.error, "string");
+      // The open page shows the failure by itself (the contract: last-reload-error while lastLoad.ok is
+      // false)…
+      await textBecomes(byTestId(home, "last-reload-error"), broken.lastLoad!.error!, 5_000).then(
+        () => t.pass("the open overview shows the failed load"),
+        (error: Error) => t.fail(`the open overview shows the failed load: ${error.message}`),
+      );
+      // …and so does a page opened now.
+      await home.reload();
+      await textBecomes(byTestId(home, "last-reload-error"), broken.lastLoad!.error!);
+      await textBecomes(byTestId(home, "rules-count"), String(RULE_COUNT));
+
+      writeFileSync(
+        file,
+        "domain: extra\ndescriptors:\n  - key: b\n    rate_limit: { unit: hour, requests_per_unit: 7 }\n",
+      );
+      await eventually(
+        "a good load",
+        lastLoad,
+        (now) => now.lastLoad?.ok === true && now.rules === RULE_COUNT + 1,
+      );
+      await textBecomes(byTestId(home, "rules-count"), String(RULE_COUNT + 1));
+      await eventually(
+        "the error gone",
+        () => byTestId(home, "last-reload-error").count(),
+        (n) => n === 0,
+      );
+      const row = rules.locator('[data-testid="rule-row"][data-full-key="extra.b"]');
+      await textBecomes(row.locator('[data-testid="rule-limit"]'), "7 / HOUR");
+      await textBecomes(row.locator('[data-testid="rule-total-hits"]'), "0");
+      // The older rules keep their totals.
+      const burst = rules.locator('[data-testid="rule-row"][data-full-key="console.client_burst"]');
+      await textBecomes(burst.locator('[data-testid="rule-total-hits"]'), "40");
+    },
+  );
 
   t.test("no page reported a console error, an uncaught exception or a CSP violation", async (t) => {
     for (const { page, problems } of tabs) t.strictSame(problems, [], page.url());
