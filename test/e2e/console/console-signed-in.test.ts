@@ -56,6 +56,30 @@ const SLOW_LOGS: [type: string, message: string][] = [
 const storedSession = (page: Page) =>
   page.evaluate<string | null>('sessionStorage.getItem("ratelimitd-console-auth")');
 
+/** The rows of the open execution's log, types and messages read in one look at the page. */
+const shownLogs = async (page: Page) => {
+  const rows = await page
+    .locator('[data-testid="migration-logs"] [data-testid="log-row"]')
+    .evaluateAll((elements) =>
+      elements.map((row) =>
+        ["log-type", "log-message"].map(
+          (id) => row.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? null,
+        ),
+      ),
+    );
+  return { types: rows.map(([type]) => type), messages: rows.map(([, message]) => message) };
+};
+
+/** What rolling the slow migration back logs, oldest first. */
+const SLOW_ROLLBACK_LOGS: [type: string, message: string][] = [
+  ["info", "Rollback scheduled for execution."],
+  ...[1, 2, 3, 4, 5].flatMap((batch): [string, string][] => [
+    ["info", `slow batch ${batch} undone`],
+    ["info", `Batch ${batch} of 5 processed: 1 items.`],
+  ]),
+  ["info", "Rollback completed."],
+];
+
 const browser = await launchChromium(t);
 if (browser !== undefined) {
   const { daemon, origin } = await startConsoleDaemon(t);
@@ -402,6 +426,90 @@ if (browser !== undefined) {
       t.equal(await byTestId(page, "migrations-error").count(), 0, "no error shown");
     },
   );
+
+  t.test("a rollback from the console ends reverted, with its own log; search narrows the log", async (t) => {
+    const row = page.locator(`[data-testid="migration-row"][data-migration-id="${SLOW_MIGRATION}"]`);
+    // Filters back to all before another execution's log is shown.
+    await byTestId(page, "log-type-filter").selectOption("all");
+    await row.locator('[data-testid="migration-rollback"]').click();
+    await textBecomes(row.locator('[data-testid="migration-status"]'), "reverted", 15_000);
+    await textBecomes(row.locator('[data-testid="migration-progress"]'), "100 %");
+    const executions = (
+      await api("GET", `/console/api/migrations/${SLOW_MIGRATION}/executions`, {
+        authorization: ADMIN_AUTHORIZATION,
+      })
+    ).json as {
+      id: number;
+      operation: string;
+      status: string;
+      items_total: number;
+      items_processed: number;
+    }[];
+    t.equal(executions.length, 2);
+    const rollback = executions[1]!;
+    t.match(rollback, { operation: "down", status: "reverted", items_total: 5, items_processed: 5 });
+    const executionRow = page.locator(`[data-testid="execution-row"][data-execution-id="${rollback.id}"]`);
+    await textBecomes(executionRow.locator('[data-testid="execution-status"]'), "reverted");
+    await executionRow.locator('[data-testid="execution-open"]').click();
+    t.equal(await byTestId(page, "log-type-filter").inputValue(), "all");
+    const order = await byTestId(page, "log-order").inputValue();
+    const expected = order === "ASC" ? SLOW_ROLLBACK_LOGS : [...SLOW_ROLLBACK_LOGS].reverse();
+    const all = await eventually(
+      "the rollback's log",
+      () => shownLogs(page),
+      (now) => now.messages.join() === expected.map(([, message]) => message).join(),
+    );
+    t.strictSame(all, {
+      types: expected.map(([type]) => type),
+      messages: expected.map(([, message]) => message),
+    });
+    await byTestId(page, "log-search").fill("undone");
+    const undone = await eventually(
+      "only undone batches",
+      () => shownLogs(page),
+      (now) => now.messages.length === 5,
+    );
+    t.strictSame(
+      undone.messages,
+      expected.map(([, message]) => message).filter((message) => message.includes("undone")),
+    );
+    await byTestId(page, "log-order").selectOption(order === "ASC" ? "DESC" : "ASC");
+    const reversed = await eventually(
+      "the other order",
+      () => shownLogs(page),
+      (now) => now.messages.join() === [...undone.messages].reverse().join(),
+    );
+    t.strictSame(reversed.messages, [...undone.messages].reverse(), "log-order reverses the rows");
+    await byTestId(page, "log-search").fill("");
+    t.equal(await byTestId(page, "migrations-error").count(), 0, "no error shown");
+  });
+
+  t.test("the users table pages by 50 with users-next and users-prev", async (t) => {
+    // 55 more users through the users API (open by default), ids 3 to 57 (2 was created and deleted above).
+    for (let i = 1; i <= 55; i++) {
+      const reply = await callJson(daemon.httpPort, "PUT", "/users", {
+        body: { name: `Paged ${i}`, email: `paged-${i}@example.com`, password: "pw" },
+      });
+      t.equal(reply.status, 200, `user ${i} created`);
+    }
+    await byTestId(page, "nav-users").click();
+    await byTestId(page, "users-table").waitFor({ state: "visible" });
+    const ids = () =>
+      page
+        .locator('[data-testid="user-row"]')
+        .evaluateAll((rows) => rows.map((row) => Number(row.getAttribute("data-user-id"))));
+    const first = await eventually("the first page", ids, (now) => now.length === 50 && now[0] === 1);
+    t.strictSame(first, [1, ...Array.from({ length: 49 }, (_, i) => i + 3)], "ids 1, 3…51");
+    await byTestId(page, "users-next").click();
+    const second = await eventually("the second page", ids, (now) => now[0] !== 1);
+    t.strictSame(
+      second,
+      Array.from({ length: 6 }, (_, i) => i + 52),
+      "ids 52…57",
+    );
+    await byTestId(page, "users-prev").click();
+    t.strictSame(await eventually("the first page again", ids, (now) => now[0] === 1), first);
+  });
 
   t.test("sign out forgets the session", async (t) => {
     await byTestId(page, "signout").click();
