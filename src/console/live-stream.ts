@@ -8,6 +8,8 @@ export interface LiveStreamOptions {
   readonly intervalMs: number;
   /** Pages connected at once; more get 503 (each holds a connection and a little memory). */
   readonly maxClients: number;
+  /** The rules' latest load attempt, successful or not: a new one is a `rules` event at the next tick. */
+  readonly lastLoad: () => { readonly atMs: number; readonly error: string | undefined } | undefined;
 }
 
 /** A page buffering more than this is too slow to follow: it is dropped and its EventSource reconnects. */
@@ -15,16 +17,18 @@ const MAX_BUFFERED_BYTES = 1 << 20;
 
 /**
  * `GET /console/api/events`: Server-Sent Events to the console's pages — `hello` with the history, a `tick`
- * every interval, `rules` after a reload. One timer samples for every page; it runs while the console is on,
- * so a page opened later still gets the last minutes.
+ * every interval, `rules` at the tick after a load attempt (a failed one too). One timer samples for every
+ * page; it runs while the console is on, so a page opened later still gets the last minutes.
  */
 export class LiveStream {
   readonly #options: LiveStreamOptions;
   readonly #clients = new Set<ServerResponse>();
   #timer: NodeJS.Timeout | undefined;
+  #lastLoadAtMs: number | undefined;
 
   constructor(options: LiveStreamOptions) {
     this.#options = options;
+    this.#lastLoadAtMs = options.lastLoad()?.atMs;
   }
 
   start(): void {
@@ -39,11 +43,6 @@ export class LiveStream {
     this.#timer = undefined;
     for (const res of this.#clients) res.end();
     this.#clients.clear();
-  }
-
-  /** Tells every page that the rules changed. */
-  rulesChanged(loadedAtMs: number): void {
-    this.#publish("rules", { loadedAtMs });
   }
 
   handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -68,6 +67,12 @@ export class LiveStream {
   #publishTick(): void {
     const tick: TrafficTick = this.#options.sampler.sample();
     if (this.#clients.size > 0) this.#publish("tick", tick);
+    // A reload, or a failed one (the Overview shows its error): pages fetch the rules and the Overview again.
+    const load = this.#options.lastLoad();
+    if (load !== undefined && load.atMs !== this.#lastLoadAtMs) {
+      this.#lastLoadAtMs = load.atMs;
+      this.#publish("rules", { loadedAtMs: load.atMs, ok: load.error === undefined });
+    }
   }
 
   #publish(event: string, data: unknown): void {

@@ -59,8 +59,8 @@ export class OperatorConsole {
       sampler,
       intervalMs: INTERVAL_MS,
       maxClients: MAX_LIVE_PAGES,
+      lastLoad: () => service.lastLoad,
     });
-    service.onRulesChange((rules) => this.#live.rulesChanged(rules.origin?.loadedAtMs ?? nowMs()));
     const startedAtMs = nowMs();
     const loadSuccess = stats.counter("ratelimit.service.config_load_success");
     const loadError = stats.counter("ratelimit.service.config_load_error");
