@@ -1,12 +1,13 @@
 // The operator console's pages, bundle and read-only API on the debug port (README "Operator console"):
 // the headers every answer carries, the HTML shell and the hashed bundle files, `/` for browsers and for
-// other clients, the Overview and Rules JSON, and CONSOLE_ENABLED=false. The pages in a real browser:
-// test/e2e/console/.
+// other clients, the Overview and Rules JSON (rule files and xDS), and CONSOLE_ENABLED=false. The pages in
+// a real browser: test/e2e/console/.
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import t from "tap";
 import { startDaemon } from "../../helpers/daemon-process.js";
 import { httpRequest } from "../../helpers/http-request.js";
+import { config, eventually, startManagementServer, xdsEnv } from "../../helpers/xds-fixtures.js";
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -259,6 +260,29 @@ t.test(
     );
   },
 );
+
+t.test("rules pushed over xDS: the Overview names the server and the snapshot's version", async (t) => {
+  const { server, port } = await startManagementServer(t);
+  server.setSnapshot("v7", [config("shop-rules", "shop", "user", "", 100, 3)]);
+  const pushed = await startDaemon(xdsEnv(port));
+  t.teardown(() => pushed.stop());
+  let overview: { rules: Record<string, unknown> } = { rules: {} };
+  await eventually("the snapshot applied", async () => {
+    overview = JSON.parse((await httpRequest(pushed.debugPort, "/console/api/overview")).body);
+    return overview.rules.version === "v7";
+  });
+  t.match(overview.rules, {
+    source: "xds",
+    location: `127.0.0.1:${port}`,
+    version: "v7",
+    files: [],
+    domains: 1,
+    rules: 1,
+    lastLoad: { ok: true, error: null },
+  });
+  const tree = JSON.parse((await httpRequest(pushed.debugPort, "/console/api/rules")).body);
+  t.equal(tree.domains[0].rules[0].source, "shop-rules", "each rule names the xDS resource it came in");
+});
 
 t.test("CONSOLE_ENABLED=false: no console, / is the listing for everyone", async (t) => {
   const off = await startDaemon({
