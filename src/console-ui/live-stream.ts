@@ -3,6 +3,8 @@ import type { Tick } from "./api-types";
 
 /** Ticks kept for the chart: ten minutes at one a second, as the server's `hello` history. */
 const MAX_TICKS = 600;
+/** After the stream was refused: as the daemon's `Retry-After`. */
+const RETRY_AFTER_MS = 5000;
 
 /** What the live stream knows: the connection, the recent ticks, and how many rule reloads it saw. */
 export interface LiveState {
@@ -30,22 +32,32 @@ function update(next: Partial<LiveState>): void {
  */
 export function startLiveStream(): void {
   if (source !== null) return;
-  source = new EventSource("/console/api/events");
-  source.onopen = () => update({ open: true });
-  source.onerror = () => update({ open: source?.readyState === EventSource.OPEN });
-  source.addEventListener("hello", (event) => {
+  const opened = new EventSource("/console/api/events");
+  source = opened;
+  opened.onopen = () => update({ open: true });
+  opened.onerror = () => {
+    update({ open: opened.readyState === EventSource.OPEN });
+    // EventSource gives up for good after an answer other than a stream (the daemon's 503 when too many
+    // pages follow it, a proxy's 502 during a restart): start again a little later.
+    if (opened.readyState === EventSource.CLOSED && source === opened) {
+      source = null;
+      setTimeout(startLiveStream, RETRY_AFTER_MS);
+    }
+  };
+  opened.addEventListener("hello", (event) => {
     const hello = JSON.parse((event as MessageEvent<string>).data) as { history: Tick[] };
     const ticks = hello.history.slice(-MAX_TICKS);
-    update({ open: true, ticks, latest: ticks.at(-1) ?? null });
+    // A (re)connection may follow a restart or a reload it did not see: pages fetch what they show again.
+    update({ open: true, ticks, latest: ticks.at(-1) ?? null, reloads: state.reloads + 1 });
   });
-  source.addEventListener("tick", (event) => {
+  opened.addEventListener("tick", (event) => {
     const tick = JSON.parse((event as MessageEvent<string>).data) as Tick;
     const ticks = state.ticks.length >= MAX_TICKS ? state.ticks.slice(1) : state.ticks.slice();
     ticks.push(tick);
     update({ open: true, ticks, latest: tick });
     for (const listener of tickListeners) listener(tick);
   });
-  source.addEventListener("rules", () => update({ reloads: state.reloads + 1 }));
+  opened.addEventListener("rules", () => update({ reloads: state.reloads + 1 }));
 }
 
 /** The live state, re-rendering the caller on every change. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessDecision, AccessGuard } from "../auth/authenticator.js";
 import { usersRefusalText } from "../auth/users-access.js";
+import { messageOf } from "../errors.js";
 import { accessDenied, credentialsOf } from "../transports/http/access-responses.js";
 import { sendJson } from "../transports/http/http-responses.js";
 import type { HttpRoute } from "../transports/http/http-route.js";
@@ -29,6 +30,8 @@ export interface ConsoleRouteOptions {
   readonly guard: AccessGuard;
   /** The users and migrations APIs mounted under `/console/api`, credentials always required. */
   readonly management: readonly HttpRoute[];
+  /** Where a failure to check credentials (the database) is logged; the page gets `500 server error`. */
+  readonly logError: (line: string) => void;
 }
 
 /**
@@ -55,7 +58,7 @@ export function consoleRoute(options: ConsoleRouteOptions): HttpRoute {
         case "/console/api/events":
           return options.live.handle(req, res);
         case "/console/api/session":
-          return session(req, res, options.guard);
+          return session(req, res, options);
       }
       const route = options.management.find((r) => r.matches(path));
       if (route !== undefined) return route.handle(req, res, path);
@@ -97,13 +100,18 @@ function readOnly(req: IncomingMessage, res: ServerResponse, read: () => unknown
 }
 
 /** `POST /console/api/session`: whether the credentials may manage (the sign-in form's check). */
-async function session(req: IncomingMessage, res: ServerResponse, guard: AccessGuard): Promise<void> {
+async function session(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { guard, logError }: Pick<ConsoleRouteOptions, "guard" | "logError">,
+): Promise<void> {
   if (req.method !== "POST") return methodNotAllowed(res, "POST");
   let decision: AccessDecision;
   try {
     decision = await guard(credentialsOf(req));
-  } catch {
-    // Checking credentials reads the database; the details are the users API's to log, not this page's.
+  } catch (error) {
+    // Checking credentials reads the database: its failure is logged here, the page gets the APIs' text.
+    logError(`POST /console/api/session failed: ${messageOf(error)}`);
     return sendJson(res, 500, { error: "server error" });
   }
   if (!decision.allowed)

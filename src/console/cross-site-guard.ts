@@ -13,8 +13,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD"]);
 /**
  * Whether a console API request may have been made by another site. Non-GET requests must carry
  * `X-Ratelimitd-Console: 1` — a header no form can send, and one a script of another origin can only send
- * after a CORS preflight, which this daemon never approves — and a JSON body; `Origin`, when present, must
- * be this host, and `Sec-Fetch-Site`, when present, `same-origin` (or `none`, typed by the user).
+ * after a CORS preflight, which this daemon never approves — and a JSON body; and the browser must not say
+ * it comes from another origin ({@link isFromAnotherOrigin}).
  */
 export function isCrossSite(req: IncomingMessage): boolean {
   if (SAFE_METHODS.has(req.method ?? "GET")) return false;
@@ -27,12 +27,15 @@ export function isCrossSite(req: IncomingMessage): boolean {
 
 /**
  * Whether a browser says the request comes from a page of another origin: `Sec-Fetch-Site` other than
- * `same-origin`/`none`, or an `Origin` that is not this host. Clients that are not browsers send neither.
+ * `same-origin`/`none`, or, from a browser too old to send it, an `Origin` that is not this host. Clients
+ * that are not browsers send neither.
  */
 export function isFromAnotherOrigin(req: IncomingMessage): boolean {
   const { headers } = req;
   const site = headers["sec-fetch-site"];
-  if (site !== undefined && site !== "same-origin" && site !== "none") return true;
+  // The browser's own verdict, which no page can set, decides when it is there: a TLS proxy in front of
+  // the debug port may rewrite `Host`, so comparing `Origin` with it would refuse the console's own page.
+  if (site !== undefined) return site !== "same-origin" && site !== "none";
   const origin = headers.origin;
   if (origin === undefined) return false;
   const host = headers.host ?? headers[":authority"];

@@ -25,6 +25,7 @@ export class LiveStream {
   readonly #clients = new Set<ServerResponse>();
   #timer: NodeJS.Timeout | undefined;
   #lastLoadAtMs: number | undefined;
+  #closed = false;
 
   constructor(options: LiveStreamOptions) {
     this.#options = options;
@@ -32,6 +33,7 @@ export class LiveStream {
   }
 
   start(): void {
+    this.#options.sampler.restartClock();
     this.#timer ??= setInterval(() => this.#publishTick(), this.#options.intervalMs);
     // The sampler's timer never keeps the process alive on its own.
     this.#timer.unref();
@@ -39,6 +41,7 @@ export class LiveStream {
 
   /** Ends every stream (shutdown must not wait for pages that never hang up) and stops sampling. */
   close(): void {
+    this.#closed = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
     for (const res of this.#clients) res.end();
@@ -48,6 +51,7 @@ export class LiveStream {
   handle = (req: IncomingMessage, res: ServerResponse) => {
     const { maxClients, intervalMs, sampler } = this.#options;
     if (req.method !== "GET") return sendJson(res, 405, { error: "Method not allowed" }, { allow: "GET" });
+    if (this.#closed) return sendJson(res, 503, { error: "The daemon is shutting down." });
     if (this.#clients.size >= maxClients) {
       const error = `Too many live pages (at most ${maxClients}); try again later.`;
       return sendJson(res, 503, { error }, { "retry-after": "5" });

@@ -47,7 +47,10 @@ export interface RulesAnswer {
 export interface RulesJsonOptions {
   /** Only descriptors whose key, value or full key contain this (any case), with their ancestors and children. */
   readonly query: string;
-  /** At most this many descriptors: a rule set of 200,000 would be tens of MB of JSON for one page. */
+  /**
+   * About this many descriptors at most (the ancestors of the last ones shown may add a few): a rule set of
+   * 200,000 would be tens of MB of JSON for one page.
+   */
   readonly maxNodes: number;
 }
 
@@ -91,8 +94,10 @@ function pick(nodes: Iterable<RuleNode>, walk: Walk, inMatch: boolean): RuleNode
   const shown: RuleNodeJson[] = [];
   for (const node of nodes) {
     if (walk.left === 0) {
-      walk.truncated = true;
-      break;
+      // Cut short only if something left out would have been shown.
+      if (inMatch || walk.needle === "" || hasMatch(node, walk.needle)) walk.truncated = true;
+      if (walk.truncated) break;
+      continue;
     }
     const matched = inMatch || walk.needle === "" || matches(node, walk.needle);
     if (matched) walk.left--;
@@ -110,6 +115,12 @@ function matches(node: RuleNode, needle: string): boolean {
     node.value.toLowerCase().includes(needle) ||
     node.fullKey.toLowerCase().includes(needle)
   );
+}
+
+function hasMatch(node: RuleNode, needle: string): boolean {
+  if (matches(node, needle)) return true;
+  for (const child of node.children?.exact.values() ?? []) if (hasMatch(child, needle)) return true;
+  return false;
 }
 
 function countNodes(nodes: Iterable<RuleNode>): number {

@@ -13,6 +13,8 @@ export interface RuleRates {
 /**
  * One sample of the console's live stream (README "Operator console"). Rates are per second over the
  * interval, summed over every rule key; `hits` counts descriptor hits as `total_hits` does (hits_addend).
+ * `over` is what was refused (`over_limit` less `shadow_mode`), `ok` the rest, `shadow` what was over its
+ * limit and let through by shadow mode. A rule's own rates follow its stats (`over` = `over_limit`).
  */
 export interface TrafficTick {
   readonly atMs: number;
@@ -50,8 +52,8 @@ const WIDTH = 4;
 
 /**
  * Turns the cumulative per-rule counters into rates, once per interval, off the decision path. A sample
- * reads four numbers per rule key into flat arrays and allocates only for keys that moved, so even a
- * rule set of 200,000 descriptors costs a few milliseconds a second (README "Operator console").
+ * reads four numbers per rule key into flat arrays and allocates only for keys that moved (README
+ * "Operator console" has what it costs).
  */
 export class TrafficSampler {
   readonly #options: TrafficSamplerOptions;
@@ -80,6 +82,11 @@ export class TrafficSampler {
       options.stats.readRuleCounts(stats, values, 0);
       this.#dynamicPrevious.set(stats, values);
     });
+  }
+
+  /** The first interval starts now (sampling starts later than the sampler is made). */
+  restartClock(): void {
+    this.#previousAtMs = this.#options.nowMs();
   }
 
   /** The ticks kept, oldest first, without their per-rule detail. */
@@ -142,11 +149,13 @@ export class TrafficSampler {
     });
     const { healthy, breaker } = status();
     const [hits, over, near, shadow] = moved as unknown as [number, number, number, number];
+    // A shadow-mode hit over its limit counts in over_limit and is answered OK: refused = over − shadow.
+    const refused = over - shadow;
     const tick = {
       atMs,
       hits: rate(hits, seconds),
-      ok: rate(hits - over, seconds),
-      over: rate(over, seconds),
+      ok: rate(hits - refused, seconds),
+      over: rate(refused, seconds),
       near: rate(near, seconds),
       shadow: rate(shadow, seconds),
       healthy,
@@ -170,7 +179,13 @@ export class TrafficSampler {
     const { stats } = this.#options;
     if (stats.pinnedRulesVersion === this.#pinnedVersion) return;
     const before = new Map(this.#pinned.map((ruleStats, i) => [ruleStats, i]));
-    const list = stats.pinnedRuleStatsList();
+    // Keys whose stat names sanitise to the same name share their counters: read those once.
+    const seen = new Set<unknown>();
+    const list = stats.pinnedRuleStatsList().filter((ruleStats) => {
+      if (seen.has(ruleStats.totalHits)) return false;
+      seen.add(ruleStats.totalHits);
+      return true;
+    });
     const previous = new Float64Array(list.length * WIDTH);
     list.forEach((ruleStats, i) => {
       const at = before.get(ruleStats);

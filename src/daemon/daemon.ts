@@ -69,6 +69,7 @@ export class Daemon {
           }),
           guard: this.management.guard,
           managementRoutes: this.management.consoleRoutes,
+          logger,
           ...(nowMs ? { nowMs } : {}),
         })
       : undefined;

@@ -5,6 +5,7 @@ import { LiveStream } from "../console/live-stream.js";
 import { overviewJson } from "../console/overview-json.js";
 import { rulesJson } from "../console/rules-json.js";
 import { TrafficSampler } from "../console/traffic-sampler.js";
+import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import type { RateLimitService } from "../service/rate-limit-service.js";
@@ -26,6 +27,7 @@ export interface OperatorConsoleParts {
   readonly database: () => { readonly database: string; readonly ready: boolean };
   readonly guard: AccessGuard;
   readonly managementRoutes: readonly HttpRoute[];
+  readonly logger: Pick<Logger, "error">;
   readonly nowMs?: () => number;
 }
 
@@ -92,6 +94,7 @@ export class OperatorConsole {
       live: this.#live,
       guard: parts.guard,
       management: parts.managementRoutes,
+      logError: (line) => parts.logger.error(line),
     });
   }
 

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { callApi, messageOf } from "../api-client";
 import type { Execution, Migration } from "../api-types";
 import { MigrationDetails } from "../migration-details";
@@ -28,6 +28,7 @@ function MigrationsPanel() {
   const [executions, setExecutions] = useState<ExecutionsById>({});
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const pollFailed = useRef(false);
 
   const loadAll = useCallback(async () => {
     try {
@@ -53,22 +54,40 @@ function MigrationsPanel() {
     .join(",");
   useEffect(() => {
     if (active === "") return;
-    const timer = setInterval(async () => {
+    // One poll at a time, the next a second after the last answer: a slow API never piles polls up, and an
+    // older answer never overwrites a newer one.
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout>;
+    const poll = async () => {
       try {
         const ids = active.split(",");
         const lists = await Promise.all(
           ids.map((id) => callApi<Execution[]>(executionsPath(id), { signedIn: true })),
         );
+        const list = await callApi<Migration[]>("/console/api/migrations", { signedIn: true });
+        if (stopped) return;
         setExecutions((before) => ({
           ...before,
           ...Object.fromEntries(ids.map((id, i) => [id, lists[i]!])),
         }));
-        setMigrations(await callApi<Migration[]>("/console/api/migrations", { signedIn: true }));
+        setMigrations(list);
+        // A failed poll's message goes once a poll succeeds again; the user's own errors stay.
+        if (pollFailed.current) {
+          pollFailed.current = false;
+          setError(null);
+        }
       } catch (caught) {
+        if (stopped) return;
+        pollFailed.current = true;
         setError(messageOf(caught));
       }
-    }, 1000);
-    return () => clearInterval(timer);
+      if (!stopped) timer = setTimeout(poll, 1000);
+    };
+    timer = setTimeout(poll, 1000);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, [active]);
 
   const start = async (id: string, operation: "run" | "rollback", batchSize: string) => {
