@@ -2,9 +2,11 @@
 // users or migrations call need an application password of a `manage_options` user, whatever
 // USERS_REQUIRE_AUTH says; a 401 never challenges (no browser prompt, no remembered credentials); anything
 // that changes state must carry the console's header and a JSON body and come from this origin.
+import { join } from "node:path";
 import t from "tap";
 import { startDaemon } from "../../helpers/daemon-process.js";
 import { httpRequest } from "../../helpers/http-request.js";
+import { adminCli } from "../admin-cli/admin-cli-harness.js";
 import { ADMIN, basic, migrationsEnv } from "../migrations/migrations-harness.js";
 
 const REQUIRED =
@@ -27,6 +29,9 @@ const call = (path: string, method: string, headers: Record<string, string>, bod
   });
 
 t.test("state changes from another site are refused before credentials are looked at", async (t) => {
+  // Wrong credentials throughout: were they checked, the failed-login throttle (3 a minute) would lock the
+  // administrator out, and the signed-in test below would get 429.
+  const AS_ADMIN = basic(ADMIN.email, "a guess");
   const user = { name: "Eve", email: "eve@example.com", password: "pw" };
   const cases: [string, Record<string, string>][] = [
     ["no console header", { authorization: AS_ADMIN, "content-type": "application/json" }],
@@ -63,14 +68,16 @@ t.test("state changes from another site are refused before credentials are looke
       t.equal(reply.body, CROSS_SITE, `${why}: ${method} ${path}`);
     }
   }
-  const users = await call("/console/api/users", "GET", { authorization: AS_ADMIN });
+  const users = await call("/console/api/users", "GET", {
+    authorization: basic(ADMIN.email, ADMIN.password),
+  });
   t.strictSame(
     JSON.parse(users.body).map((u: { email: string }) => u.email),
     [ADMIN.email],
     "nothing was created",
   );
   const runs = await call("/console/api/migrations/three-items/executions", "GET", {
-    authorization: AS_ADMIN,
+    authorization: basic(ADMIN.email, ADMIN.password),
   });
   t.equal(runs.body, "[]", "nothing was run");
 });
@@ -184,3 +191,44 @@ t.test(
     }
   },
 );
+
+t.test("an application password of a user without manage_options: signed out everywhere (403)", async (t) => {
+  const dir = t.testdir({ config: { "r.yaml": "domain: d\ndescriptors:\n  - key: k\n" } });
+  const databaseUrl = `sqlite:${join(dir, "users.db")}`;
+  const plain = await startDaemon({ RUNTIME_ROOT: dir, DATABASE_URL: databaseUrl });
+  t.teardown(() => plain.stop());
+  const created = await httpRequest(plain.httpPort, "/users", {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "Bob", email: "bob@example.com", password: "pw" }),
+  });
+  t.equal(created.status, 200);
+  const secret = await adminCli({ DATABASE_URL: databaseUrl })(
+    "app-password",
+    "create",
+    "bob@example.com",
+    "console",
+    "--json",
+  );
+  t.equal(secret.code, 0);
+  const bob = basic("bob@example.com", (JSON.parse(secret.stdout) as { password: string }).password);
+  const asBob = (path: string, method: string, body?: unknown) =>
+    httpRequest(plain.debugPort, path, {
+      method,
+      headers: { ...FROM_CONSOLE, authorization: bob },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const session = await asBob("/console/api/session", "POST", {});
+  t.equal(session.status, 403);
+  t.equal(session.body, '{"error":"Sorry, you are not allowed to manage users."}');
+  const users = await asBob("/console/api/users", "GET");
+  t.equal(users.status, 403);
+  t.equal(users.body, '{"error":"Sorry, you are not allowed to manage users."}');
+  const deleted = await asBob("/console/api/users/1", "DELETE", {});
+  t.equal(deleted.status, 403);
+  const run = await asBob("/console/api/migrations/normalize-user-emails/run", "POST", {});
+  t.equal(run.status, 403);
+  t.match(JSON.parse(run.body), { code: "migrations_forbidden", success: false });
+  const still = await httpRequest(plain.httpPort, "/users/1");
+  t.equal(still.status, 200, "Bob is still there");
+});

@@ -33,6 +33,10 @@ t.test("everything else that changes state is refused", async (t) => {
     ["the null origin", { ...CONSOLE, origin: "null" }],
     ["another port", { ...CONSOLE, origin: "http://ops.local:8080" }],
     ["cross-site", { ...CONSOLE, "sec-fetch-site": "cross-site" }],
+    [
+      "cross-site, whatever Origin says",
+      { ...CONSOLE, origin: "http://ops.local:6070", "sec-fetch-site": "cross-site" },
+    ],
     ["same-site", { ...CONSOLE, "sec-fetch-site": "same-site" }],
   ];
   for (const [why, headers] of refused) t.equal(isCrossSite(request("POST", headers)), true, why);

@@ -37,6 +37,7 @@ t.test("rates over the interval, per rule and in all; counts from before the sta
   a.totalHits.add(6);
   a.overLimit.add(2);
   a.nearLimit.add(1);
+  // One of the two over the limit was let through by shadow mode: refused are over_limit − shadow_mode.
   a.shadowMode.add(1);
   // detailed_metric counts under a key of its own, not the rule's: in the sums, not in `rules`.
   const detailed = registry.ruleStats("d.b_x");
@@ -46,8 +47,8 @@ t.test("rates over the interval, per rule and in all; counts from before the sta
   t.strictSame(tick, {
     atMs: 12_000,
     hits: 5,
-    ok: 4,
-    over: 1,
+    ok: 4.5,
+    over: 0.5,
     near: 0.5,
     shadow: 0.5,
     healthy: true,
@@ -119,4 +120,24 @@ t.test("a tick carries the busiest rules only, at most maxRulesPerTick", async (
   const tick = traffic.sample();
   t.strictSame(Object.keys(tick.rules), ["d.k1", "d.k3"]);
   t.equal(tick.hits, 22, "the sums still count every rule");
+});
+
+t.test("keys whose stat names sanitise alike share counters: counted once", async (t) => {
+  const registry = new StatsRegistry({ maxDynamicKeys: 100 });
+  const rules = rulesFromYaml(
+    registry,
+    "domain: d\ndescriptors:\n  - key: a\n    rate_limit: { unit: hour, requests_per_unit: 9 }\n",
+  );
+  const clock = { ms: 0 };
+  const traffic = sampler(registry, rules, clock);
+  registry.pinnedRuleStats("d.x:1");
+  registry.pinnedRuleStats("d.x_1");
+  t.equal(
+    registry.pinnedRuleStats("d.x:1").totalHits,
+    registry.pinnedRuleStats("d.x_1").totalHits,
+    "one counter",
+  );
+  registry.pinnedRuleStats("d.x_1").totalHits.add(4);
+  clock.ms += 1000;
+  t.equal(traffic.sample().hits, 4);
 });
