@@ -50,6 +50,11 @@ export class CircuitBreaker {
   }
 
   /** Whether calls are being refused (open, or open with its probe out). */
+  /** `closed`, `open` (refusing), or `probing` (one call is finding out whether the store is back). */
+  get state(): "closed" | "open" | "probing" {
+    return this.#state;
+  }
+
   get isOpen(): boolean {
     return this.#state !== "closed";
   }

@@ -48,6 +48,11 @@ export class GuardedCounterStore implements CounterStore {
     return this.#store.capabilities;
   }
 
+  /** The breaker's state; `off` when BACKEND_BREAKER_FAILURES=0. */
+  get breakerState(): "closed" | "open" | "probing" | "off" {
+    return this.#breaker?.state ?? "off";
+  }
+
   /** Calls waiting on the store now. */
   get pending(): number {
     return this.#pending;

@@ -8,6 +8,7 @@ import type { Settings } from "../settings/load-settings.js";
 import { type BoundAddresses, Listeners } from "./listeners.js";
 import { ManagementApis } from "./management-apis.js";
 import { ObservabilitySide } from "./observability-side.js";
+import { OperatorConsole } from "./operator-console.js";
 import { RateLimitSide } from "./rate-limit-side.js";
 
 export type { BoundAddresses } from "./listeners.js";
@@ -36,6 +37,8 @@ export class Daemon {
   readonly #observability: ObservabilitySide;
   readonly #rateLimit: RateLimitSide;
   readonly #listeners: Listeners;
+  /** The operator console on the debug port (CONSOLE_ENABLED). */
+  readonly #console: OperatorConsole | undefined;
   #stopping: Promise<void> | undefined;
 
   constructor(
@@ -53,6 +56,23 @@ export class Daemon {
     this.#rateLimit = new RateLimitSide({ settings, observability, health, store, nowMs });
     this.service = this.#rateLimit.service;
     this.management = new ManagementApis(settings, logger, stats);
+    this.#console = settings.consoleEnabled
+      ? new OperatorConsole({
+          settings,
+          stats,
+          health,
+          service: this.service,
+          storeStatus: this.#rateLimit.storeStatus,
+          database: () => ({
+            database: this.management.database.dialect,
+            ready: this.management.database.ready,
+          }),
+          guard: this.management.guard,
+          managementRoutes: this.management.consoleRoutes,
+          logger,
+          ...(nowMs ? { nowMs } : {}),
+        })
+      : undefined;
     this.#listeners = new Listeners({
       settings,
       logger,
@@ -64,6 +84,7 @@ export class Daemon {
       requestLimits: this.#rateLimit.requestLimits,
       explainer: this.#rateLimit.explainer,
       management: this.management,
+      console: this.#console?.route,
     });
   }
 
@@ -75,6 +96,7 @@ export class Daemon {
     // limiting does not depend on it.
     await this.management.start();
     await this.#observability.start();
+    this.#console?.start();
     return this.#listeners.listen();
   }
 
@@ -83,6 +105,8 @@ export class Daemon {
     this.#stopping ??= (async () => {
       this.logger.warn("shutting down");
       const graceMs = this.settings.shutdownGraceMs;
+      // Live pages never hang up by themselves: end their streams so the listeners can close.
+      this.#console?.close();
       await this.#listeners.close(graceMs);
       await this.#observability.stopTracing();
       await this.#rateLimit.stopRuleSource();

@@ -1,4 +1,5 @@
 import { dumpRuleSet } from "../config/dump-rule-set.js";
+import { refusingOtherOrigins } from "../console/cross-site-guard.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import type { Logger } from "../observability/logger.js";
 import type { PrometheusExporter } from "../observability/prometheus-exporter.js";
@@ -44,6 +45,8 @@ export interface ListenerParts {
     readonly httpRoutes: readonly HttpRoute[];
     readonly grpcRoutes: readonly RouteRegistrar[];
   };
+  /** The operator console's route on the debug port; absent when CONSOLE_ENABLED=false. */
+  readonly console: HttpRoute | undefined;
 }
 
 /**
@@ -159,11 +162,28 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       rlconfig: () => dumpRuleSet(parts.service.rules),
       stats: () => parts.stats.snapshotLines(),
       metrics: () => parts.prometheus.text(),
-      explain: explainHandler(parts.explainer),
+      // What it reads (rules, counters) is for the operator, not for pages of other sites.
+      explain: refusingOtherOrigins(explainHandler(parts.explainer)),
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
     }),
   );
-  return new HttpListener(debug.routes, parts.logger, debug.fallback, limits);
+  const routes =
+    parts.console === undefined
+      ? debug.routes
+      : [parts.console, exactRoute("/", browsersToConsole(debug.fallback)), ...debug.routes];
+  return new HttpListener(routes, parts.logger, debug.fallback, limits);
+}
+
+/**
+ * `/` sends a browser (a request accepting `text/html`) to the console; every other client gets the
+ * reference's endpoint listing as before.
+ */
+function browsersToConsole(listing: HttpRoute["handle"]): HttpRoute["handle"] {
+  return (req, res, path) => {
+    if (!/\btext\/html\b/.test(String(req.headers.accept ?? ""))) return listing(req, res, path);
+    res.writeHead(302, { location: "/console", "content-length": 0 });
+    res.end();
+  };
 }
 
 function prometheusListener(parts: ListenerParts, limits: Http2Limits): HttpListener | undefined {

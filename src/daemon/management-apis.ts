@@ -24,7 +24,7 @@ import {
   managedDatabase,
   registerOperatorMigrations,
 } from "./management-database.js";
-import { managementRoutes } from "./management-routes.js";
+import { consoleManagementRoutes, managementRoutes } from "./management-routes.js";
 
 /**
  * The users and migrations APIs and what they share: the database, application-password authentication
@@ -39,6 +39,8 @@ export class ManagementApis {
   readonly guard: AccessGuard;
   readonly httpRoutes: HttpRoute[];
   readonly grpcRoutes: RouteRegistrar[];
+  /** The users and migrations APIs for the operator console: credentials always required. */
+  readonly consoleRoutes: HttpRoute[];
   readonly #worker: MigrationWorker | undefined;
   readonly #settings: Settings;
   readonly #logger: Logger;
@@ -66,15 +68,18 @@ export class ManagementApis {
       store,
       onScheduled: () => this.#worker?.wake(),
     });
-    const access = usersAccess({
+    const accessOptions = {
       guard: this.guard,
       requireAuth: settings.usersRequireAuth,
-      isPrivileged: (userId) => this.#authStore.holdsAnyCapability(userId),
-    });
+      isPrivileged: (userId: number) => this.#authStore.holdsAnyCapability(userId),
+    };
+    const access = usersAccess(accessOptions);
     const services = { users: this.users, migrations: this.migrations, guard: this.guard, access };
     const routes = managementRoutes(settings, services, logger);
     this.httpRoutes = routes.http;
     this.grpcRoutes = routes.grpc;
+    const signedIn = usersAccess({ ...accessOptions, requireAuth: true });
+    this.consoleRoutes = consoleManagementRoutes({ ...services, access: signedIn }, settings, logger);
   }
 
   /**

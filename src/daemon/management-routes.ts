@@ -50,3 +50,41 @@ export function managementRoutes(
   ];
   return { http, grpc: [userServiceRoutes(users, access), migrationServiceRoutes(migrations, guard)] };
 }
+
+/**
+ * The same users and migrations routes for the operator console, under `/console/api` on the debug port
+ * (README "Operator console"): every request needs `manage_options` credentials (`access` says so), and a
+ * 401 carries no `WWW-Authenticate`, so browsers never prompt for or remember credentials themselves.
+ */
+export function consoleManagementRoutes(
+  services: ManagementServices,
+  settings: Settings,
+  logger: Logger,
+): HttpRoute[] {
+  const base = "/console/api";
+  const users = usersRoutes({
+    service: services.users,
+    basePath: base,
+    maxBodyBytes: settings.usersMaxBodyBytes,
+    openApi: usersOpenApi(base),
+    access: services.access,
+    logger,
+    challenge: false,
+  });
+  const migrations = migrationsRoutes({
+    service: services.migrations,
+    basePath: base,
+    guard: services.guard,
+    openApi: migrationsOpenApi(base),
+    logger,
+    challenge: false,
+  });
+  return [
+    users,
+    {
+      // Only the migrations API's own paths: the rest of /console/api is the console's.
+      matches: (path) => path.startsWith(`${base}/migrations`) || path.startsWith(`${base}/executions/`),
+      handle: migrations.handle,
+    },
+  ];
+}

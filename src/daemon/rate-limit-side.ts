@@ -1,4 +1,5 @@
 import { createCounterStore } from "../backends/create-counter-store.js";
+import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
 import type { CounterStore } from "../engine/counter-store.js";
@@ -37,6 +38,13 @@ export class RateLimitSide {
   readonly requestLimits: RequestLimits;
   /** `POST /explain`: the same engine settings and store, counting nothing. */
   readonly explainer: DecisionExplainer;
+  /** The store's kind, failure mode, breaker state and calls in flight (the console's Overview). */
+  readonly storeStatus: () => {
+    readonly type: string;
+    readonly failureMode: string;
+    readonly breaker: "closed" | "open" | "probing" | "off";
+    readonly pending: number | null;
+  };
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
@@ -57,6 +65,12 @@ export class RateLimitSide {
     // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
     const traced = settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store;
     const store = guardedStore(traced, settings, observability);
+    this.storeStatus = () => ({
+      type: settings.backend,
+      failureMode: settings.backendFailureMode,
+      breaker: store instanceof GuardedCounterStore ? store.breakerState : "off",
+      pending: store instanceof GuardedCounterStore ? store.pending : null,
+    });
     this.service = new RateLimitService({
       engine,
       store,

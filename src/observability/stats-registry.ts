@@ -34,6 +34,16 @@ export interface StatsBatch {
 
 const RULE_PREFIX = "ratelimit.service.rate_limit.";
 
+/** Cumulative counts of one rule key since start (`total_hits`, `over_limit`, …). */
+export interface RuleCounts {
+  readonly hits: number;
+  readonly over: number;
+  readonly near: number;
+  readonly overWithLocalCache: number;
+  readonly within: number;
+  readonly shadow: number;
+}
+
 /** Callbacks of {@link StatsRegistry.forEachStat}, one per kind of stat. */
 export interface StatVisitor {
   counter(counter: StatCounter): void;
@@ -80,6 +90,7 @@ export class StatsRegistry implements EngineStats {
   readonly #gauges = new Map<string, StatGauge>();
   readonly #timers = new Map<string, StatTimer>();
   readonly #pinnedRules = new Map<string, RuleStats>();
+  #pinnedRulesVersion = 0;
   readonly #dynamic: LRUCache<string, StatCounter[]>;
   readonly #dynamicRules = new Map<string, RuleStats>();
   readonly #evictedDeltas: { name: string; tags: StatTags | undefined; delta: number }[] = [];
@@ -170,6 +181,7 @@ export class StatsRegistry implements EngineStats {
         for (const c of countersOf(stats)) this.#pinned.set(statId(c.name, c.tags), c);
       }
       this.#pinnedRules.set(key, stats);
+      this.#pinnedRulesVersion++;
     }
     return stats;
   }
@@ -199,6 +211,42 @@ export class StatsRegistry implements EngineStats {
       this.#dynamic.set(id, counters);
     }
     return counters[0]!;
+  }
+
+  /** The current values of a rule's six counters (stats this registry made), for the console. */
+  ruleCounts(stats: RuleStats): RuleCounts {
+    const value = (counter: Counter) => (counter as StatCounter).value;
+    return {
+      hits: value(stats.totalHits),
+      over: value(stats.overLimit),
+      near: value(stats.nearLimit),
+      overWithLocalCache: value(stats.overLimitWithLocalCache),
+      within: value(stats.withinLimit),
+      shadow: value(stats.shadowMode),
+    };
+  }
+
+  /** Grows whenever a configured rule key gets its stats (a load with new keys): {@link pinnedRuleStats}. */
+  get pinnedRulesVersion(): number {
+    return this.#pinnedRulesVersion;
+  }
+
+  /** The stats of every configured rule key, of this and earlier rule sets. */
+  pinnedRuleStatsList(): RuleStats[] {
+    return [...this.#pinnedRules.values()];
+  }
+
+  /** Visits the stats of the rule keys requests revealed that the LRU still holds. */
+  forEachDynamicRuleStats(visit: (stats: RuleStats) => void): void {
+    for (const stats of this.#dynamicRules.values()) visit(stats);
+  }
+
+  /** Writes `total_hits`, `over_limit`, `near_limit` and `shadow_mode` of a rule key to `into[at…at+3]`. */
+  readRuleCounts(stats: RuleStats, into: Float64Array, at: number): void {
+    into[at] = (stats.totalHits as StatCounter).value;
+    into[at + 1] = (stats.overLimit as StatCounter).value;
+    into[at + 2] = (stats.nearLimit as StatCounter).value;
+    into[at + 3] = (stats.shadowMode as StatCounter).value;
   }
 
   /** `name: value` lines, sorted, cumulative since start (the debug `/stats` page). */

@@ -37,6 +37,12 @@ export interface RateLimitServiceOptions {
 
 const NO_COUNTERS: readonly number[] = [];
 
+/** When rules were last (re)loaded, and why it failed (`error`) if it did. */
+export interface RuleLoadOutcome {
+  readonly atMs: number;
+  readonly error: string | undefined;
+}
+
 /**
  * `ShouldRateLimit` shared by every transport: holds the active rule set (swapped atomically), runs the
  * engine, and talks to the counter store once per request.
@@ -45,6 +51,7 @@ export class RateLimitService {
   #rules: RuleSet | undefined;
   readonly #options: RateLimitServiceOptions;
   readonly #nowMs: () => number;
+  #lastLoad: RuleLoadOutcome | undefined;
   readonly #listeners: ((rules: RuleSet) => void)[] = [];
 
   constructor(options: RateLimitServiceOptions) {
@@ -55,6 +62,11 @@ export class RateLimitService {
   /** The active rules, undefined until a load succeeds. */
   get rules(): RuleSet | undefined {
     return this.#rules;
+  }
+
+  /** The latest load attempt, successful or not (the console's Overview); undefined before the first. */
+  get lastLoad(): RuleLoadOutcome | undefined {
+    return this.#lastLoad;
   }
 
   /** Calls `listener` after every successful swap (health's `config` component, …). */
@@ -68,6 +80,7 @@ export class RateLimitService {
    */
   applyRuleUpdate(update: RuleUpdate): void {
     const { counters, logger } = this.#options;
+    this.#lastLoad = { atMs: this.#nowMs(), error: update.ok ? undefined : update.error.message };
     if (!update.ok) {
       counters.configLoadError.add(1);
       logger.error(`Error loading new configuration: ${update.error.message}`);

@@ -32,6 +32,11 @@ export const SETTINGS_TABLE = {
     false,
     "ratelimitd: serve /debug/pprof/heap (snapshots hold secrets and stall requests)",
   ),
+  consoleEnabled: bool(
+    "CONSOLE_ENABLED",
+    true,
+    'ratelimitd: serve the operator console at /console on the debug port (README "Operator console")',
+  ),
   grpcUds: str("GRPC_UDS", "", "if set, gRPC listens on this unix socket instead of GRPC_HOST:GRPC_PORT"),
   grpcHost: str("GRPC_HOST", "0.0.0.0", "gRPC listen host"),
   grpcPort: int("GRPC_PORT", 8081, "gRPC port (also Connect and gRPC-Web)", ...PORT),

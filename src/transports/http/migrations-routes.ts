@@ -19,6 +19,8 @@ export interface MigrationsRoutesOptions {
   /** Served without authentication at `{base}/openapi.json`. */
   readonly openApi: unknown;
   readonly logger: Logger;
+  /** Whether a 401 carries `WWW-Authenticate` (default true; the console's mount says false). */
+  readonly challenge?: boolean;
 }
 
 const MAX_BODY_BYTES = 65_536;
@@ -93,7 +95,7 @@ export function migrationsRoutes(options: MigrationsRoutesOptions): HttpRoute {
       if (!decision.allowed) {
         const [code, message] =
           ACCESS_ERRORS[decision.status === 401 && decision.refused ? "refused" : decision.status];
-        return accessDenied(res, decision, { code, success: false, message });
+        return accessDenied(res, decision, { code, success: false, message }, options.challenge ?? true);
       }
       const matching = routes
         .map((route) => ({ route, match: route.pattern.exec(rest) }))

@@ -20,6 +20,8 @@ export interface UsersRoutesOptions {
   /** Which requests need `manage_options` credentials (USERS_REQUIRE_AUTH, accounts with capabilities). */
   readonly access: UsersAccess;
   readonly logger: Logger;
+  /** Whether a 401 carries `WWW-Authenticate` (default true; the console's mount says false). */
+  readonly challenge?: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -53,7 +55,13 @@ export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
       try {
         // Inside the try: checking credentials reads the database, and its failure is this API's 500.
         const decision = await options.access(operation, credentialsOf(req));
-        if (!decision.allowed) return accessDenied(res, decision, { error: usersRefusalText(decision) });
+        if (!decision.allowed)
+          return accessDenied(
+            res,
+            decision,
+            { error: usersRefusalText(decision) },
+            options.challenge ?? true,
+          );
         switch (operation.kind) {
           case "list":
             return await list(req, res, service);
