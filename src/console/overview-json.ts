@@ -1,30 +1,26 @@
 import { createHash } from "node:crypto";
 import type { RuleSet } from "../engine/rule-set.js";
 import type { RuleLoadOutcome } from "../service/rate-limit-service.js";
+import type { Overview, OverviewRules, SinkName, StoreStatus } from "./console-contract.js";
 import { countRules } from "./rules-json.js";
 
 /** What the Overview page reads, each a cheap look at state the daemon keeps anyway. */
 export interface OverviewSources {
   readonly startedAtMs: number;
   readonly nowMs: () => number;
-  readonly health: () => { readonly healthy: boolean; readonly components: Record<string, boolean> };
-  readonly store: () => {
-    readonly type: string;
-    readonly failureMode: string;
-    readonly breaker: string;
-    readonly pending: number | null;
-  };
+  readonly health: () => Overview["health"];
+  readonly store: () => StoreStatus;
   readonly rules: () => RuleSet | undefined;
   readonly lastLoad: () => RuleLoadOutcome | undefined;
   readonly loadCounts: () => { readonly successes: number; readonly errors: number };
   /** The rule directory (CONFIG_TYPE=FILE) or the xDS server (GRPC_XDS_SOTW). */
-  readonly ruleSource: { readonly kind: "file" | "xds"; readonly location: string };
-  readonly database: () => { readonly database: string; readonly ready: boolean };
-  readonly sinks: Readonly<Record<"statsd" | "dogstatsd" | "prometheus" | "tracing", boolean>>;
+  readonly ruleSource: { readonly kind: OverviewRules["source"]; readonly location: string };
+  readonly database: () => Overview["management"];
+  readonly sinks: Readonly<Record<SinkName, boolean>>;
 }
 
 /** `GET /console/api/overview`. */
-export function overviewJson(sources: OverviewSources) {
+export function overviewJson(sources: OverviewSources): Overview {
   const rules = sources.rules();
   const last = sources.lastLoad();
   const counts = sources.loadCounts();

@@ -2,6 +2,7 @@ import { createCounterStore } from "../backends/create-counter-store.js";
 import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
+import type { StoreStatus } from "../console/console-contract.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import type { RequestLimits } from "../engine/request-limits.js";
@@ -39,12 +40,7 @@ export class RateLimitSide {
   /** `POST /explain`: the same engine settings and store, counting nothing. */
   readonly explainer: DecisionExplainer;
   /** The store's kind, failure mode, breaker state and calls in flight (the console's Overview). */
-  readonly storeStatus: () => {
-    readonly type: string;
-    readonly failureMode: string;
-    readonly breaker: "closed" | "open" | "probing" | "off";
-    readonly pending: number | null;
-  };
+  readonly storeStatus: () => StoreStatus;
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
