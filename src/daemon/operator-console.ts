@@ -20,6 +20,8 @@ export interface OperatorConsoleParts {
   readonly health: HealthChecker;
   readonly service: RateLimitService;
   readonly storeStatus: () => StoreStatus;
+  /** Rule loads so far (the service's `config_load_success` and `config_load_error`). */
+  readonly loadCounts: () => { readonly successes: number; readonly errors: number };
   readonly database: () => Overview["management"];
   readonly guard: AccessGuard;
   readonly managementRoutes: readonly HttpRoute[];
@@ -60,8 +62,6 @@ export class OperatorConsole {
       lastLoad: () => service.lastLoad,
     });
     const startedAtMs = nowMs();
-    const loadSuccess = stats.counter("ratelimit.service.config_load_success");
-    const loadError = stats.counter("ratelimit.service.config_load_error");
     this.route = consoleRoute({
       bundle: loadConsoleBundle(),
       overview: () =>
@@ -72,7 +72,7 @@ export class OperatorConsole {
           store: parts.storeStatus,
           rules: () => service.rules,
           lastLoad: () => service.lastLoad,
-          loadCounts: () => ({ successes: loadSuccess.value, errors: loadError.value }),
+          loadCounts: parts.loadCounts,
           ruleSource: ruleSourceOf(settings),
           database: parts.database,
           sinks: {

@@ -7,6 +7,7 @@ import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
+import type { StatCounter } from "../observability/stat-metrics.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
@@ -41,6 +42,8 @@ export class RateLimitSide {
   readonly explainer: DecisionExplainer;
   /** The store's kind, failure mode, breaker state and calls in flight (the console's Overview). */
   readonly storeStatus: () => StoreStatus;
+  /** Rule loads so far, successful and failed: the service's `config_load_success` and `config_load_error`. */
+  readonly loadCounts: () => { readonly successes: number; readonly errors: number };
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
@@ -67,11 +70,16 @@ export class RateLimitSide {
       breaker: store instanceof GuardedCounterStore ? store.breakerState : "off",
       pending: store instanceof GuardedCounterStore ? store.pending : null,
     });
+    const counters = serviceCounters(stats);
+    this.loadCounts = () => ({
+      successes: counters.configLoadSuccess.value,
+      errors: counters.configLoadError.value,
+    });
     this.service = new RateLimitService({
       engine,
       store,
       failureMode: failureMode(settings, observability, engine, engineSettings, logger),
-      counters: serviceCounters(stats),
+      counters,
       logger,
       stopIncrementWhenOverLimit:
         settings.stopCacheKeyIncrementWhenOverlimit && this.#store.capabilities.readsWithoutCounting,
@@ -165,8 +173,8 @@ function engineOptions(
   };
 }
 
-/** The service's own counters, under the reference's `ratelimit.service` names. */
-function serviceCounters(stats: StatsRegistry): ServiceCounters {
+/** The service's own counters, under the reference's `ratelimit.service` names; the console reads them. */
+function serviceCounters(stats: StatsRegistry): Record<keyof ServiceCounters, StatCounter> {
   const scope = "ratelimit.service";
   return {
     configLoadSuccess: stats.counter(`${scope}.config_load_success`),
