@@ -6,6 +6,8 @@ import { countRules } from "./rules-json.js";
 
 /** What the Overview page reads, each a cheap look at state the daemon keeps anyway. */
 export interface OverviewSources {
+  /** The daemon's version: package.json's, read once when the console is made (daemon-version.ts). */
+  readonly version: string;
   readonly startedAtMs: number;
   readonly nowMs: () => number;
   readonly health: () => Overview["health"];
@@ -27,7 +29,7 @@ export function overviewJson(sources: OverviewSources): Overview {
   const memory = process.memoryUsage();
   const nowMs = sources.nowMs();
   return {
-    version: DAEMON_VERSION,
+    version: sources.version,
     nowMs,
     startedAtMs: sources.startedAtMs,
     health: sources.health(),
@@ -59,9 +61,6 @@ export function overviewJson(sources: OverviewSources): Overview {
     },
   };
 }
-
-/** The daemon's version (package.json), shown on the Overview. */
-export const DAEMON_VERSION = "0.1.0";
 
 /** xDS: the snapshot's version; files: the first 12 hex digits of a SHA-256 over each file's name and hash. */
 function ruleVersion(rules: RuleSet | undefined): string | null {

@@ -2,6 +2,7 @@ import type { AccessGuard } from "../auth/authenticator.js";
 import { loadConsoleBundle } from "../console/console-assets.js";
 import type { Overview, StoreStatus } from "../console/console-contract.js";
 import { consoleRoute } from "../console/console-route.js";
+import { readDaemonVersion } from "../console/daemon-version.js";
 import { LiveStream } from "../console/live-stream.js";
 import { type OverviewSources, overviewJson } from "../console/overview-json.js";
 import { rulesJson } from "../console/rules-json.js";
@@ -62,10 +63,12 @@ export class OperatorConsole {
       lastLoad: () => service.lastLoad,
     });
     const startedAtMs = nowMs();
+    const version = readDaemonVersion();
     this.route = consoleRoute({
       bundle: loadConsoleBundle(),
       overview: () =>
         overviewJson({
+          version,
           startedAtMs,
           nowMs,
           health: () => ({ healthy: health.healthy, components: health.states() }),
