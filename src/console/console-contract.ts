@@ -22,10 +22,10 @@ export type { User } from "../users/user.js";
 
 import type { RuleCounts } from "../observability/rule-counts.js";
 
-/** The circuit breaker in front of the counter store; `off` without BACKEND_FAILURE_MODE's breaker. */
+/** The circuit breaker in front of the counter store; `off` without one (BACKEND_BREAKER_FAILURES=0, memory). */
 export type BreakerState = "closed" | "open" | "probing" | "off";
 
-/** The counter store: its BACKEND_TYPE, BACKEND_FAILURE_MODE, breaker, and calls in flight (null: not counted). */
+/** The counter store: its BACKEND_TYPE, BACKEND_FAILURE_MODE, breaker, and calls in flight (null: memory). */
 export interface StoreStatus {
   readonly type: string;
   readonly failureMode: string;
@@ -76,7 +76,7 @@ export interface OverviewRules {
 export interface LimitJson {
   readonly name: string | null;
   readonly requestsPerUnit: number;
-  /** `second` … `year`; null for an `unlimited` rule without a unit. */
+  /** The unit's name as the rules spell it (`SECOND` … `WEEK`); null when the rule has none (`unlimited`). */
   readonly unit: string | null;
   readonly unitMultiplier: number;
   readonly algorithm: string;
@@ -95,7 +95,7 @@ export interface RuleNodeJson {
   readonly key: string;
   readonly value: string;
   readonly fullKey: string;
-  /** The file (or xDS resource) that configured it. */
+  /** The rule file or xDS resource that configured it. */
   readonly source: string | null;
   readonly wildcard: boolean;
   readonly shareThreshold: boolean;
