@@ -1,14 +1,14 @@
-import type { Entry } from "./api-types";
+import type { DecisionEntry } from "../console/console-contract";
 
 /** A parse: the descriptors, or the first malformed line's message. */
-export type ParsedDescriptors = { ok: true; descriptors: Entry[][] } | { ok: false; error: string };
+export type ParsedDescriptors = { ok: true; descriptors: DecisionEntry[][] } | { ok: false; error: string };
 
 /**
  * Parses descriptors as typed in the console: one per line, entries `key=value` separated by commas.
  * Every entry needs `=` (a value may be empty after it); blank lines are skipped.
  */
 export function parseDescriptors(text: string): ParsedDescriptors {
-  const descriptors: Entry[][] = [];
+  const descriptors: DecisionEntry[][] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -22,8 +22,8 @@ export function parseDescriptors(text: string): ParsedDescriptors {
 }
 
 /** One descriptor's entries from `key=value, key2=value2`, or what is wrong with it. */
-export function parseEntries(line: string): Entry[] | string {
-  const entries: Entry[] = [];
+export function parseEntries(line: string): DecisionEntry[] | string {
+  const entries: DecisionEntry[] = [];
   for (const part of line.split(",")) {
     const text = part.trim();
     const at = text.indexOf("=");
@@ -36,6 +36,6 @@ export function parseEntries(line: string): Entry[] | string {
 }
 
 /** Entries as the console shows them: `key=value, key2=value2`. */
-export function entriesText(entries: readonly Entry[]): string {
+export function entriesText(entries: readonly DecisionEntry[]): string {
   return entries.map((entry) => `${entry.key}=${entry.value}`).join(", ");
 }

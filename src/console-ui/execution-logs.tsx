@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import type { LogJson } from "../console/console-contract";
 import { callApi, messageOf } from "./api-client";
-import type { LogEntry } from "./api-types";
 
 /** The log types batches write (src/migrations/migration.ts LOG_TYPES). */
 const LOG_TYPES = ["info", "warning", "error", "debug"] as const;
@@ -18,7 +18,7 @@ export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLog
   const [search, setSearch] = useState("");
   const [order, setOrder] = useState("ASC");
   const [limit, setLimit] = useState("100");
-  const [logs, setLogs] = useState<LogEntry[] | null>(null);
+  const [logs, setLogs] = useState<LogJson[] | null>(null);
 
   useEffect(() => {
     let current = true;
@@ -27,7 +27,7 @@ export function ExecutionLogs({ executionId, refreshKey, onError }: ExecutionLog
     if (type !== "all") query.set("type", type);
     if (search.trim() !== "") query.set("search", search.trim());
     const timer = setTimeout(() => {
-      callApi<LogEntry[]>(`/console/api/executions/${executionId}/logs?${query}`, { signedIn: true })
+      callApi<LogJson[]>(`/console/api/executions/${executionId}/logs?${query}`, { signedIn: true })
         .then((answer) => current && setLogs(answer))
         .catch((caught) => current && onError(messageOf(caught)));
     }, 200);

@@ -1,9 +1,14 @@
-import type { ExplainedDescriptor, ExplainedLimit, Explanation, SearchLevel } from "./api-types";
+import type {
+  ExplainedDescriptorJson,
+  ExplainedLimit,
+  ExplanationJson,
+  SearchLevel,
+} from "../console/console-contract";
 import { entriesText } from "./descriptor-text";
 import { limitText } from "./format";
 
 /** The whole answer: the overall code, then each descriptor's story. */
-export function ExplainResult({ answer }: { answer: Explanation }) {
+export function ExplainResult({ answer }: { answer: ExplanationJson }) {
   const overall = answer.overallCode ?? "UNKNOWN";
   return (
     <div class="explain-result">
@@ -25,7 +30,7 @@ export function ExplainResult({ answer }: { answer: Explanation }) {
   );
 }
 
-function DescriptorCard({ descriptor, index }: { descriptor: ExplainedDescriptor; index: number }) {
+function DescriptorCard({ descriptor, index }: { descriptor: ExplainedDescriptorJson; index: number }) {
   const status = descriptor.status ?? {};
   const code = status.code ?? "UNKNOWN";
   return (
@@ -87,7 +92,7 @@ function DescriptorCard({ descriptor, index }: { descriptor: ExplainedDescriptor
 }
 
 /** The matcher's walk: each level's entry, every candidate tried with ✓ or ✗, and the node it chose. */
-function SearchTree({ levels }: { levels: SearchLevel[] }) {
+function SearchTree({ levels }: { levels: readonly SearchLevel[] }) {
   if (levels.length === 0) {
     return (
       <p data-testid="explain-tree" class="muted">
@@ -123,7 +128,7 @@ function SearchTree({ levels }: { levels: SearchLevel[] }) {
   );
 }
 
-function Origin({ descriptor }: { descriptor: ExplainedDescriptor }) {
+function Origin({ descriptor }: { descriptor: ExplainedDescriptorJson }) {
   const origin = descriptor.origin;
   if (origin === null) return null;
   const text =
@@ -133,7 +138,7 @@ function Origin({ descriptor }: { descriptor: ExplainedDescriptor }) {
   return <span class="muted mono">({text})</span>;
 }
 
-function Modifiers({ descriptor }: { descriptor: ExplainedDescriptor }) {
+function Modifiers({ descriptor }: { descriptor: ExplainedDescriptorJson }) {
   const items = [
     descriptor.override && `override ${descriptor.override.requestsPerUnit} / ${descriptor.override.unit}`,
     descriptor.replaced && "replaced",
@@ -153,7 +158,7 @@ function Modifiers({ descriptor }: { descriptor: ExplainedDescriptor }) {
   );
 }
 
-function LimitsTable({ limits }: { limits: ExplainedLimit[] }) {
+function LimitsTable({ limits }: { limits: readonly ExplainedLimit[] }) {
   return (
     <table class="table limits">
       <thead>

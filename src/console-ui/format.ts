@@ -1,4 +1,4 @@
-import type { Limit } from "./api-types";
+import type { LimitJson } from "../console/console-contract";
 
 /** A per-second rate with one decimal (`12.0`). */
 export function rate(value: number | undefined): string {
@@ -12,7 +12,7 @@ export function count(value: number | undefined): string {
 
 /** `10 / MINUTE`, `10 / 5 MINUTE` with a multiplier, `unlimited`. */
 export function limitText(
-  limit: Pick<Limit, "requestsPerUnit" | "unit" | "unitMultiplier" | "unlimited">,
+  limit: Pick<LimitJson, "requestsPerUnit" | "unit" | "unitMultiplier" | "unlimited">,
 ): string {
   if (limit.unlimited) return "unlimited";
   const multiplier = limit.unitMultiplier > 1 ? `${limit.unitMultiplier} ` : "";

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import type { Tick } from "./api-types";
+import type { LiveEvents, TrafficTick } from "../console/console-contract";
 
 /** Ticks kept for the chart: ten minutes at one a second, as the server's `hello` history. */
 const MAX_TICKS = 600;
@@ -9,12 +9,12 @@ const RETRY_AFTER_MS = 5000;
 /** What the live stream knows: the connection, the recent ticks, and how many rule reloads it saw. */
 export interface LiveState {
   open: boolean;
-  ticks: Tick[];
-  latest: Tick | null;
+  ticks: TrafficTick[];
+  latest: TrafficTick | null;
   reloads: number;
 }
 
-type TickListener = (tick: Tick) => void;
+type TickListener = (tick: TrafficTick) => void;
 
 let state: LiveState = { open: false, ticks: [], latest: null, reloads: 0 };
 const stateListeners = new Set<() => void>();
@@ -45,13 +45,13 @@ export function startLiveStream(): void {
     }
   };
   opened.addEventListener("hello", (event) => {
-    const hello = JSON.parse((event as MessageEvent<string>).data) as { history: Tick[] };
+    const hello = JSON.parse((event as MessageEvent<string>).data) as LiveEvents["hello"];
     const ticks = hello.history.slice(-MAX_TICKS);
     // A (re)connection may follow a restart or a reload it did not see: pages fetch what they show again.
     update({ open: true, ticks, latest: ticks.at(-1) ?? null, reloads: state.reloads + 1 });
   });
   opened.addEventListener("tick", (event) => {
-    const tick = JSON.parse((event as MessageEvent<string>).data) as Tick;
+    const tick = JSON.parse((event as MessageEvent<string>).data) as LiveEvents["tick"];
     const ticks = state.ticks.length >= MAX_TICKS ? state.ticks.slice(1) : state.ticks.slice();
     ticks.push(tick);
     update({ open: true, ticks, latest: tick });

@@ -1,11 +1,11 @@
 import { useState } from "preact/hooks";
-import type { Execution } from "./api-types";
+import type { ExecutionJson } from "../console/console-contract";
 import { ExecutionLogs } from "./execution-logs";
 import { progressText } from "./migration-progress";
 
 interface MigrationDetailsProps {
   migrationId: string;
-  executions: Execution[];
+  executions: ExecutionJson[];
   onError: (message: string) => void;
 }
 

@@ -1,17 +1,17 @@
-import type { RuleNode } from "./api-types";
+import type { RuleNodeJson } from "../console/console-contract";
 
 /**
  * The full keys of the rows to show for a text filter (case-insensitive substring of key, value or full
  * key): every matching row, its ancestors (so it stays in its tree) and its descendants.
  */
-export function visibleKeys(rules: readonly RuleNode[], text: string): Set<string> {
+export function visibleKeys(rules: readonly RuleNodeJson[], text: string): Set<string> {
   const needle = text.trim().toLowerCase();
   const visible = new Set<string>();
-  const addAll = (node: RuleNode) => {
+  const addAll = (node: RuleNodeJson) => {
     visible.add(node.fullKey);
     node.children.forEach(addAll);
   };
-  const visit = (node: RuleNode): boolean => {
+  const visit = (node: RuleNodeJson): boolean => {
     if (matches(node, needle)) {
       addAll(node);
       return true;
@@ -25,7 +25,7 @@ export function visibleKeys(rules: readonly RuleNode[], text: string): Set<strin
   return visible;
 }
 
-function matches(node: RuleNode, needle: string): boolean {
+function matches(node: RuleNodeJson, needle: string): boolean {
   return (
     needle === "" ||
     node.key.toLowerCase().includes(needle) ||

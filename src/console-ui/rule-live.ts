@@ -1,4 +1,4 @@
-import type { RuleNode, Tick } from "./api-types";
+import type { RuleNodeJson, TrafficTick } from "../console/console-contract";
 
 /** A rule's live cells: rates over the last second and totals since the daemon started. */
 export interface RuleLive {
@@ -13,9 +13,9 @@ export interface RuleLive {
 export type LiveByKey = ReadonlyMap<string, RuleLive>;
 
 /** Live cells of every rule with a limit, from the totals `/console/api/rules` answered. */
-export function liveFromRules(domains: readonly { rules: RuleNode[] }[]): Map<string, RuleLive> {
+export function liveFromRules(domains: readonly { rules: readonly RuleNodeJson[] }[]): Map<string, RuleLive> {
   const live = new Map<string, RuleLive>();
-  const visit = (node: RuleNode) => {
+  const visit = (node: RuleNodeJson) => {
     if (node.totals !== null) {
       const totals = node.totals;
       live.set(node.fullKey, {
@@ -37,7 +37,7 @@ export function liveFromRules(domains: readonly { rules: RuleNode[] }[]): Map<st
  * The live cells after a tick: a rule in `tick.rules` takes its rates and totals, any other rule did not
  * move in that second, so its rates become 0 and its totals stay.
  */
-export function liveAfterTick(live: LiveByKey, tick: Tick): Map<string, RuleLive> {
+export function liveAfterTick(live: LiveByKey, tick: TrafficTick): Map<string, RuleLive> {
   const next = new Map<string, RuleLive>();
   for (const [key, cells] of live) {
     const moved = tick.rules[key];

@@ -1,9 +1,9 @@
-import type { Limit, RuleNode } from "./api-types";
+import type { LimitJson, RuleNodeJson } from "../console/console-contract";
 import { count, limitText, rate } from "./format";
 import type { LiveByKey } from "./rule-live";
 
 interface RuleTreeProps {
-  rules: RuleNode[];
+  rules: readonly RuleNodeJson[];
   visible: ReadonlySet<string>;
   live: LiveByKey;
   matchedKey: string | null;
@@ -12,7 +12,7 @@ interface RuleTreeProps {
 /** One domain's rules as a table: nested descriptors indented under their parent, live cells on the right. */
 export function RuleTree(props: RuleTreeProps) {
   const rows: preact.JSX.Element[] = [];
-  const visit = (node: RuleNode, depth: number) => {
+  const visit = (node: RuleNodeJson, depth: number) => {
     if (!props.visible.has(node.fullKey)) return;
     if (node.limit !== null || node.children.length > 0) {
       rows.push(
@@ -59,7 +59,7 @@ export function RuleTree(props: RuleTreeProps) {
   );
 }
 
-function RuleRow(props: { node: RuleNode; depth: number; live: LiveByKey; matched: boolean }) {
+function RuleRow(props: { node: RuleNodeJson; depth: number; live: LiveByKey; matched: boolean }) {
   const { node } = props;
   const limit = node.limit;
   const cells = props.live.get(node.fullKey);
@@ -103,7 +103,7 @@ function RuleRow(props: { node: RuleNode; depth: number; live: LiveByKey; matche
   );
 }
 
-function LimitCell({ limit }: { limit: Limit }) {
+function LimitCell({ limit }: { limit: LimitJson }) {
   return (
     <>
       <span data-testid="rule-limit" class={limit.unlimited ? "badge neutral" : undefined}>
@@ -120,7 +120,7 @@ function LimitCell({ limit }: { limit: Limit }) {
   );
 }
 
-function Flags({ node }: { node: RuleNode }) {
+function Flags({ node }: { node: RuleNodeJson }) {
   const limit = node.limit;
   const flags = [
     limit?.shadowMode && "shadow",

@@ -1,4 +1,4 @@
-import type { Tick } from "./api-types";
+import type { TrafficTick } from "../console/console-contract";
 import { rate } from "./format";
 
 const WIDTH = 1000;
@@ -15,7 +15,7 @@ const SERIES = [
  * The last minutes of traffic as inline SVG: hits, ok and over per second, one point per tick. The wide hits
  * line is drawn first so that ok, equal to it while nothing is over, stays visible on top.
  */
-export function TrafficChart({ ticks }: { ticks: Tick[] }) {
+export function TrafficChart({ ticks }: { ticks: TrafficTick[] }) {
   const max = niceCeiling(Math.max(1, ...ticks.map((tick) => tick.hits)));
   const plotWidth = WIDTH - PAD_LEFT;
   const plotHeight = HEIGHT - PAD_BOTTOM;

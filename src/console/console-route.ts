@@ -6,6 +6,7 @@ import { accessDenied, credentialsOf } from "../transports/http/access-responses
 import { sendJson } from "../transports/http/http-responses.js";
 import type { HttpRoute } from "../transports/http/http-route.js";
 import type { ConsoleBundle } from "./console-assets.js";
+import type { ConsoleSession, Overview, RulesAnswer } from "./console-contract.js";
 import { CONSOLE_HEADERS } from "./console-headers.js";
 import { CROSS_SITE_REFUSED, isCrossSite } from "./cross-site-guard.js";
 import type { LiveStream } from "./live-stream.js";
@@ -22,9 +23,9 @@ export const CONSOLE_PAGES = [
 /** Options of {@link consoleRoute}. */
 export interface ConsoleRouteOptions {
   readonly bundle: ConsoleBundle;
-  readonly overview: () => unknown;
+  readonly overview: () => Overview;
   /** The Rules JSON, filtered by `?q=`. */
-  readonly rules: (query: string) => unknown;
+  readonly rules: (query: string) => RulesAnswer;
   readonly live: LiveStream;
   /** Checks credentials for `manage_options` (the migrations API's authenticator and throttle). */
   readonly guard: AccessGuard;
@@ -122,7 +123,8 @@ async function session(
       false,
     );
   const { userId, email, capabilities } = decision.principal;
-  sendJson(res, 200, { userId, email, capabilities: [...capabilities].sort() });
+  const answer: ConsoleSession = { userId, email, capabilities: [...capabilities].sort() };
+  sendJson(res, 200, answer);
 }
 
 /** A query parameter's value, `""` when absent. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson } from "../transports/http/http-responses.js";
-import type { TrafficSampler, TrafficTick } from "./traffic-sampler.js";
+import type { LiveEvents } from "./console-contract.js";
+import type { TrafficSampler } from "./traffic-sampler.js";
 
 /** Options of {@link LiveStream}. */
 export interface LiveStreamOptions {
@@ -69,7 +70,7 @@ export class LiveStream {
   };
 
   #publishTick(): void {
-    const tick: TrafficTick = this.#options.sampler.sample();
+    const tick = this.#options.sampler.sample();
     if (this.#clients.size > 0) this.#publish("tick", tick);
     // A reload, or a failed one (the Overview shows its error): pages fetch the rules and the Overview again.
     const load = this.#options.lastLoad();
@@ -79,7 +80,7 @@ export class LiveStream {
     }
   }
 
-  #publish(event: string, data: unknown): void {
+  #publish<E extends keyof LiveEvents>(event: E, data: LiveEvents[E]): void {
     if (this.#clients.size === 0) return;
     const text = frame(event, data);
     for (const res of this.#clients) {
@@ -94,6 +95,6 @@ export class LiveStream {
 }
 
 /** One SSE event; JSON never contains a raw newline, so `data:` is one line. */
-function frame(event: string, data: unknown): string {
+function frame<E extends keyof LiveEvents>(event: E, data: LiveEvents[E]): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }

@@ -1,37 +1,35 @@
 import { createHash } from "node:crypto";
 import type { RuleSet } from "../engine/rule-set.js";
 import type { RuleLoadOutcome } from "../service/rate-limit-service.js";
+import type { Overview, OverviewRules, SinkName, StoreStatus } from "./console-contract.js";
 import { countRules } from "./rules-json.js";
 
 /** What the Overview page reads, each a cheap look at state the daemon keeps anyway. */
 export interface OverviewSources {
+  /** The daemon's version: package.json's, read once when the console is made (daemon-version.ts). */
+  readonly version: string;
   readonly startedAtMs: number;
   readonly nowMs: () => number;
-  readonly health: () => { readonly healthy: boolean; readonly components: Record<string, boolean> };
-  readonly store: () => {
-    readonly type: string;
-    readonly failureMode: string;
-    readonly breaker: string;
-    readonly pending: number | null;
-  };
+  readonly health: () => Overview["health"];
+  readonly store: () => StoreStatus;
   readonly rules: () => RuleSet | undefined;
   readonly lastLoad: () => RuleLoadOutcome | undefined;
   readonly loadCounts: () => { readonly successes: number; readonly errors: number };
   /** The rule directory (CONFIG_TYPE=FILE) or the xDS server (GRPC_XDS_SOTW). */
-  readonly ruleSource: { readonly kind: "file" | "xds"; readonly location: string };
-  readonly database: () => { readonly database: string; readonly ready: boolean };
-  readonly sinks: Readonly<Record<"statsd" | "dogstatsd" | "prometheus" | "tracing", boolean>>;
+  readonly ruleSource: { readonly kind: OverviewRules["source"]; readonly location: string };
+  readonly database: () => Overview["management"];
+  readonly sinks: Readonly<Record<SinkName, boolean>>;
 }
 
 /** `GET /console/api/overview`. */
-export function overviewJson(sources: OverviewSources) {
+export function overviewJson(sources: OverviewSources): Overview {
   const rules = sources.rules();
   const last = sources.lastLoad();
   const counts = sources.loadCounts();
   const memory = process.memoryUsage();
   const nowMs = sources.nowMs();
   return {
-    version: DAEMON_VERSION,
+    version: sources.version,
     nowMs,
     startedAtMs: sources.startedAtMs,
     health: sources.health(),
@@ -63,9 +61,6 @@ export function overviewJson(sources: OverviewSources) {
     },
   };
 }
-
-/** The daemon's version (package.json), shown on the Overview. */
-export const DAEMON_VERSION = "0.1.0";
 
 /** xDS: the snapshot's version; files: the first 12 hex digits of a SHA-256 over each file's name and hash. */
 function ruleVersion(rules: RuleSet | undefined): string | null {

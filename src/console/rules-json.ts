@@ -1,47 +1,7 @@
 import type { RateLimitRule, RuleNode, RuleSet, RuleStats } from "../engine/rule-set.js";
 import { unitName } from "../engine/units.js";
-import type { RuleCounts } from "../observability/stats-registry.js";
-
-/** A limit as the console's Rules page shows it. */
-export interface LimitJson {
-  readonly name: string | null;
-  readonly requestsPerUnit: number;
-  readonly unit: string | null;
-  readonly unitMultiplier: number;
-  readonly algorithm: string;
-  readonly burst: number | null;
-  readonly unlimited: boolean;
-  readonly shadowMode: boolean;
-  readonly quotaMode: boolean;
-  readonly detailedMetric: boolean;
-  readonly replaces: readonly string[];
-  readonly stacked: readonly LimitJson[];
-}
-
-/** One configured descriptor, with its counts since start when it has a limit. */
-export interface RuleNodeJson {
-  readonly key: string;
-  readonly value: string;
-  readonly fullKey: string;
-  readonly source: string | null;
-  readonly wildcard: boolean;
-  readonly shareThreshold: boolean;
-  readonly valueToMetric: boolean;
-  readonly limit: LimitJson | null;
-  readonly totals: RuleCounts | null;
-  readonly children: readonly RuleNodeJson[];
-}
-
-/** What `GET /console/api/rules` answers. */
-export interface RulesAnswer {
-  readonly loadedAtMs: number | null;
-  readonly domains: { readonly domain: string; readonly rules: RuleNodeJson[] }[];
-  /** Descriptors in the rule set, and how many of them the answer holds. */
-  readonly total: number;
-  readonly shown: number;
-  /** True when `maxNodes` cut the answer short: search with `q` to see the rest. */
-  readonly truncated: boolean;
-}
+import type { RuleCounts } from "../observability/rule-counts.js";
+import type { LimitJson, RuleNodeJson, RulesAnswer } from "./console-contract.js";
 
 /** Options of {@link rulesJson}. */
 export interface RulesJsonOptions {
@@ -66,7 +26,7 @@ export function rulesJson(
     truncated: false,
     countsOf,
   };
-  const domains: RulesAnswer["domains"] = [];
+  const domains: RulesAnswer["domains"][number][] = [];
   let total = 0;
   for (const [domain, level] of rules?.domains ?? []) {
     total += countNodes(level.exact.values());

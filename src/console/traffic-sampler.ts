@@ -1,33 +1,5 @@
 import type { RuleNode, RuleSet, RuleStats } from "../engine/rule-set.js";
-
-/** One rule's movement in the last interval: rates per second, and its totals since start. */
-export interface RuleRates {
-  readonly hits: number;
-  readonly over: number;
-  readonly near: number;
-  readonly totalHits: number;
-  readonly totalOver: number;
-  readonly totalNear: number;
-}
-
-/**
- * One sample of the console's live stream (README "Operator console"). Rates are per second over the
- * interval, summed over every rule key; `hits` counts descriptor hits as `total_hits` does (hits_addend).
- * `over` is what was refused (`over_limit` less `shadow_mode`), `ok` the rest, `shadow` what was over its
- * limit and let through by shadow mode. A rule's own rates follow its stats (`over` = `over_limit`).
- */
-export interface TrafficTick {
-  readonly atMs: number;
-  readonly hits: number;
-  readonly ok: number;
-  readonly over: number;
-  readonly near: number;
-  readonly shadow: number;
-  readonly healthy: boolean;
-  readonly breaker: string;
-  /** Configured rules (by full key) whose counts moved in the interval; empty in the history. */
-  readonly rules: Readonly<Record<string, RuleRates>>;
-}
+import type { BreakerState, RuleRates, TrafficTick } from "./console-contract.js";
 
 /** Options of {@link TrafficSampler}. */
 export interface TrafficSamplerOptions {
@@ -39,7 +11,7 @@ export interface TrafficSamplerOptions {
     readRuleCounts(stats: RuleStats, into: Float64Array, at: number): void;
   };
   readonly rules: () => RuleSet | undefined;
-  readonly status: () => { readonly healthy: boolean; readonly breaker: string };
+  readonly status: () => { readonly healthy: boolean; readonly breaker: BreakerState };
   readonly nowMs: () => number;
   /** Ticks kept for a newly connected page (600 = ten minutes at one a second). */
   readonly historyLength: number;

@@ -6,15 +6,18 @@ import { SettingsError } from "../errors.js";
 import type { Settings } from "../settings/load-settings.js";
 import { parseNetworkAddress } from "../settings/value-parsers.js";
 
-/** BACKEND_TYPE and the chosen backend's settings, as the store factory takes them. */
+/**
+ * BACKEND_TYPE and the chosen backend's settings, as the store factory takes them: one case per backend of
+ * the registry (src/backends/backend-registry.ts); a backend without its case does not compile.
+ */
 export function counterStoreOptions(settings: Settings): CounterStoreOptions {
   switch (settings.backend) {
     case "memory":
-      return { backend: "memory", memory: { maxBytes: settings.memoryMaxBytes } };
+      return { backend: "memory", options: { maxBytes: settings.memoryMaxBytes } };
     case "redis":
       return {
         backend: "redis",
-        redis: {
+        options: {
           main: mainDeployment(settings),
           perSecond: settings.redisPerSecond ? perSecondDeployment(settings) : undefined,
           startup: {
@@ -26,7 +29,7 @@ export function counterStoreOptions(settings: Settings): CounterStoreOptions {
         },
       };
     case "memcache":
-      return { backend: "memcache", memcache: memcachedOptions(settings) };
+      return { backend: "memcache", options: memcachedOptions(settings) };
   }
 }
 

@@ -63,6 +63,7 @@ export class Daemon {
           health,
           service: this.service,
           storeStatus: this.#rateLimit.storeStatus,
+          loadCounts: this.#rateLimit.loadCounts,
           database: () => ({
             database: this.management.database.dialect,
             ready: this.management.database.ready,

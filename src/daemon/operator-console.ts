@@ -1,8 +1,10 @@
 import type { AccessGuard } from "../auth/authenticator.js";
 import { loadConsoleBundle } from "../console/console-assets.js";
+import type { Overview, StoreStatus } from "../console/console-contract.js";
 import { consoleRoute } from "../console/console-route.js";
+import { readDaemonVersion } from "../console/daemon-version.js";
 import { LiveStream } from "../console/live-stream.js";
-import { overviewJson } from "../console/overview-json.js";
+import { type OverviewSources, overviewJson } from "../console/overview-json.js";
 import { rulesJson } from "../console/rules-json.js";
 import { TrafficSampler } from "../console/traffic-sampler.js";
 import type { Logger } from "../observability/logger.js";
@@ -18,13 +20,10 @@ export interface OperatorConsoleParts {
   readonly stats: StatsRegistry;
   readonly health: HealthChecker;
   readonly service: RateLimitService;
-  readonly storeStatus: () => {
-    readonly type: string;
-    readonly failureMode: string;
-    readonly breaker: string;
-    readonly pending: number | null;
-  };
-  readonly database: () => { readonly database: string; readonly ready: boolean };
+  readonly storeStatus: () => StoreStatus;
+  /** Rule loads so far (the service's `config_load_success` and `config_load_error`). */
+  readonly loadCounts: () => { readonly successes: number; readonly errors: number };
+  readonly database: () => Overview["management"];
   readonly guard: AccessGuard;
   readonly managementRoutes: readonly HttpRoute[];
   readonly logger: Pick<Logger, "error">;
@@ -64,19 +63,19 @@ export class OperatorConsole {
       lastLoad: () => service.lastLoad,
     });
     const startedAtMs = nowMs();
-    const loadSuccess = stats.counter("ratelimit.service.config_load_success");
-    const loadError = stats.counter("ratelimit.service.config_load_error");
+    const version = readDaemonVersion();
     this.route = consoleRoute({
       bundle: loadConsoleBundle(),
       overview: () =>
         overviewJson({
+          version,
           startedAtMs,
           nowMs,
           health: () => ({ healthy: health.healthy, components: health.states() }),
           store: parts.storeStatus,
           rules: () => service.rules,
           lastLoad: () => service.lastLoad,
-          loadCounts: () => ({ successes: loadSuccess.value, errors: loadError.value }),
+          loadCounts: parts.loadCounts,
           ruleSource: ruleSourceOf(settings),
           database: parts.database,
           sinks: {
@@ -109,7 +108,7 @@ export class OperatorConsole {
   }
 }
 
-function ruleSourceOf(settings: Settings): { kind: "file" | "xds"; location: string } {
+function ruleSourceOf(settings: Settings): OverviewSources["ruleSource"] {
   if (settings.configType === "GRPC_XDS_SOTW") return { kind: "xds", location: settings.xdsServerUrl };
   const parts = [settings.runtimeRoot, settings.runtimeSubdirectory, settings.runtimeAppDirectory];
   return { kind: "file", location: parts.filter((part) => part !== "").join("/") };

@@ -2,10 +2,12 @@ import { createCounterStore } from "../backends/create-counter-store.js";
 import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
 import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
+import type { StoreStatus } from "../console/console-contract.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import type { RequestLimits } from "../engine/request-limits.js";
 import { InstrumentedCounterStore } from "../observability/instrumented-counter-store.js";
+import type { StatCounter } from "../observability/stat-metrics.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
@@ -39,12 +41,9 @@ export class RateLimitSide {
   /** `POST /explain`: the same engine settings and store, counting nothing. */
   readonly explainer: DecisionExplainer;
   /** The store's kind, failure mode, breaker state and calls in flight (the console's Overview). */
-  readonly storeStatus: () => {
-    readonly type: string;
-    readonly failureMode: string;
-    readonly breaker: "closed" | "open" | "probing" | "off";
-    readonly pending: number | null;
-  };
+  readonly storeStatus: () => StoreStatus;
+  /** Rule loads so far, successful and failed: the service's `config_load_success` and `config_load_error`. */
+  readonly loadCounts: () => { readonly successes: number; readonly errors: number };
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
@@ -71,11 +70,16 @@ export class RateLimitSide {
       breaker: store instanceof GuardedCounterStore ? store.breakerState : "off",
       pending: store instanceof GuardedCounterStore ? store.pending : null,
     });
+    const counters = serviceCounters(stats);
+    this.loadCounts = () => ({
+      successes: counters.configLoadSuccess.value,
+      errors: counters.configLoadError.value,
+    });
     this.service = new RateLimitService({
       engine,
       store,
       failureMode: failureMode(settings, observability, engine, engineSettings, logger),
-      counters: serviceCounters(stats),
+      counters,
       logger,
       stopIncrementWhenOverLimit:
         settings.stopCacheKeyIncrementWhenOverlimit && this.#store.capabilities.readsWithoutCounting,
@@ -169,8 +173,8 @@ function engineOptions(
   };
 }
 
-/** The service's own counters, under the reference's `ratelimit.service` names. */
-function serviceCounters(stats: StatsRegistry): ServiceCounters {
+/** The service's own counters, under the reference's `ratelimit.service` names; the console reads them. */
+function serviceCounters(stats: StatsRegistry): Record<keyof ServiceCounters, StatCounter> {
   const scope = "ratelimit.service";
   return {
     configLoadSuccess: stats.counter(`${scope}.config_load_success`),

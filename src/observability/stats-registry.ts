@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { Counter, EngineStats, RuleStats } from "../engine/rule-set.js";
 import { sanitizeStatName } from "../engine/stat-names.js";
+import type { RuleCounts } from "./rule-counts.js";
 import {
   StatCounter,
   StatGauge,
@@ -33,16 +34,6 @@ export interface StatsBatch {
 }
 
 const RULE_PREFIX = "ratelimit.service.rate_limit.";
-
-/** Cumulative counts of one rule key since start (`total_hits`, `over_limit`, …). */
-export interface RuleCounts {
-  readonly hits: number;
-  readonly over: number;
-  readonly near: number;
-  readonly overWithLocalCache: number;
-  readonly within: number;
-  readonly shadow: number;
-}
 
 /** Callbacks of {@link StatsRegistry.forEachStat}, one per kind of stat. */
 export interface StatVisitor {

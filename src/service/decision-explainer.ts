@@ -3,40 +3,15 @@ import { readFile } from "node:fs/promises";
 import { descriptorLine } from "../config/yaml/descriptor-line.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
-import type { Decision, DecisionRequest } from "../engine/decision-request.js";
-import { type DescriptorStory, describeDescriptor } from "../engine/explain/describe-descriptor.js";
+import type { DecisionRequest } from "../engine/decision-request.js";
+import { describeDescriptor } from "../engine/explain/describe-descriptor.js";
 import { type SearchLevel, traceMatch } from "../engine/explain/trace-match.js";
 import { lookOnly, UNCOUNTED_ENGINE_STATS, uncountedRule } from "../engine/explain/uncounted.js";
 import { valuesIfCounted } from "../engine/explain/values-if-counted.js";
 import type { RuleNode, RuleSet } from "../engine/rule-set.js";
 import { mappedRuleSet } from "../engine/scaled-rule-set.js";
 import { ServiceError } from "../errors.js";
-
-/** Where a rule was configured: a file and line, or an xDS resource and the snapshot's version. */
-export type RuleOrigin =
-  | { readonly file: string; readonly line: number | null }
-  | { readonly xdsResource: string; readonly version: string };
-
-/** One descriptor of an explanation, before its status is turned into JSON by the transport. */
-export interface ExplainedDescriptor extends DescriptorStory {
-  readonly entries: DecisionRequest["descriptors"][number]["entries"];
-  readonly hits: number;
-  readonly search: readonly SearchLevel[];
-  readonly origin: RuleOrigin | null;
-}
-
-/** The whole story of a decision that was not made. */
-export interface Explanation {
-  readonly domain: string;
-  readonly rules:
-    | { readonly source: "file"; readonly loadedAt: string }
-    | { readonly source: "xds"; readonly version: string; readonly loadedAt: string }
-    | { readonly source: "unknown" };
-  readonly store: string;
-  readonly descriptors: readonly ExplainedDescriptor[];
-  /** What the decision would be now: the transport renders its statuses as `/json` does. */
-  readonly decision: Decision;
-}
+import type { ExplainedRules, Explanation, RuleOrigin } from "./explanation.js";
 
 /** What a {@link DecisionExplainer} works with. */
 export interface DecisionExplainerOptions {
@@ -119,7 +94,7 @@ function hitsOf(own: bigint | number | undefined, requestHits: number): number {
   return own === undefined ? Math.max(1, requestHits) : Number(own);
 }
 
-function sourceOf(rules: RuleSet): Explanation["rules"] {
+function sourceOf(rules: RuleSet): ExplainedRules {
   const origin = rules.origin;
   if (origin === undefined) return { source: "unknown" };
   const loadedAt = new Date(origin.loadedAtMs).toISOString();

@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { type BackendType, DEFAULT_BACKEND } from "../backends/backend-registry.js";
 import { SettingsError } from "../errors.js";
 import { isValidEmailAddress } from "../users/email-address.js";
 import { SETTINGS_TABLE, type TableSettings } from "./settings-table.js";
@@ -15,8 +16,8 @@ export interface DogStatsdMogrifier {
 
 /** Every setting of the process, validated and frozen. Built once by {@link loadSettings}. */
 export interface Settings extends TableSettings {
-  /** `BACKEND_TYPE` with `""` resolved to `redis`. */
-  readonly backend: "redis" | "memcache" | "memory";
+  /** `BACKEND_TYPE` with `""` resolved to the default (`redis`). */
+  readonly backend: BackendType;
   /** `CONFIG_GRPC_XDS_NODE_METADATA` parsed (`k1=v1,k2=v2`). */
   readonly xdsNodeMetadataMap: Readonly<Record<string, string>>;
   readonly dogStatsdMogrifiers: readonly DogStatsdMogrifier[];
@@ -67,7 +68,7 @@ export function loadSettings(env: Env): Settings {
   const table = values as unknown as TableSettings;
   const warnings: string[] = [];
   const derived = {
-    backend: table.backendType === "" ? "redis" : table.backendType,
+    backend: table.backendType === "" ? DEFAULT_BACKEND : table.backendType,
     xdsNodeMetadataMap: parseNodeMetadata(table.xdsNodeMetadata, problems),
     dogStatsdMogrifiers: table.useDogStatsdMogrifiers.map((name) => readMogrifier(env, name, problems)),
     prometheusListen: parseListenAddress(table.prometheusAddr, table.usePrometheus ? problems : []),

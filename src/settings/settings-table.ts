@@ -1,5 +1,6 @@
 import { type DatabaseLocation, parseDatabaseLocation } from "../database/database-location.js";
 import { DEFAULT_REQUEST_LIMITS } from "../engine/request-limits.js";
+import { backendTypeSetting } from "./backend-type.js";
 import {
   bool,
   custom,
@@ -186,13 +187,7 @@ export const SETTINGS_TABLE = {
   ),
 
   // Counters, common to every backend
-  backendType: oneOf(
-    "BACKEND_TYPE",
-    "redis",
-    ["redis", "", "memcache", "memory"] as const,
-    "redis or kvstore, memcache or altcache, memory (in-process)",
-    { kvstore: "redis", altcache: "memcache" },
-  ),
+  backendType: backendTypeSetting(),
   expirationJitterMaxSeconds: int(
     "EXPIRATION_JITTER_MAX_SECONDS",
     300,

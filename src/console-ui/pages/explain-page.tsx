@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
+import type { ExplanationJson } from "../../console/console-contract";
 import { callApi, messageOf } from "../api-client";
-import type { Explanation } from "../api-types";
 import { parseDescriptors } from "../descriptor-text";
 import { ExplainResult } from "../explain-tree";
 
@@ -11,7 +11,7 @@ export function ExplainPage() {
   const [hits, setHits] = useState("1");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [answer, setAnswer] = useState<Explanation | null>(null);
+  const [answer, setAnswer] = useState<ExplanationJson | null>(null);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -30,7 +30,7 @@ export function ExplainPage() {
     setBusy(true);
     try {
       const body = { domain, descriptors: parsed.descriptors.map((entries) => ({ entries })), hitsAddend };
-      setAnswer(await callApi<Explanation>("/explain", { method: "POST", body }));
+      setAnswer(await callApi<ExplanationJson>("/explain", { method: "POST", body }));
       setError(null);
     } catch (caught) {
       setError(messageOf(caught));

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import type { ExecutionJson, MigrationJson } from "../../console/console-contract";
 import { callApi, messageOf } from "../api-client";
-import type { Execution, Migration } from "../api-types";
 import { MigrationDetails } from "../migration-details";
 import { isActive, latestOf, progressPercent, progressText } from "../migration-progress";
 import { SignedIn } from "../sign-in";
 
-type ExecutionsById = Record<string, Execution[]>;
+type ExecutionsById = Record<string, ExecutionJson[]>;
 
 const ACTIVE = new Set(["scheduled", "running"]);
 
@@ -24,7 +24,7 @@ export function MigrationsPage() {
 const executionsPath = (id: string) => `/console/api/migrations/${encodeURIComponent(id)}/executions`;
 
 function MigrationsPanel() {
-  const [migrations, setMigrations] = useState<Migration[] | null>(null);
+  const [migrations, setMigrations] = useState<MigrationJson[] | null>(null);
   const [executions, setExecutions] = useState<ExecutionsById>({});
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -32,9 +32,9 @@ function MigrationsPanel() {
 
   const loadAll = useCallback(async () => {
     try {
-      const list = await callApi<Migration[]>("/console/api/migrations", { signedIn: true });
+      const list = await callApi<MigrationJson[]>("/console/api/migrations", { signedIn: true });
       const lists = await Promise.all(
-        list.map((m) => callApi<Execution[]>(executionsPath(m.id), { signedIn: true })),
+        list.map((m) => callApi<ExecutionJson[]>(executionsPath(m.id), { signedIn: true })),
       );
       setMigrations(list);
       setExecutions(Object.fromEntries(list.map((m, i) => [m.id, lists[i]!])));
@@ -62,9 +62,9 @@ function MigrationsPanel() {
       try {
         const ids = active.split(",");
         const lists = await Promise.all(
-          ids.map((id) => callApi<Execution[]>(executionsPath(id), { signedIn: true })),
+          ids.map((id) => callApi<ExecutionJson[]>(executionsPath(id), { signedIn: true })),
         );
-        const list = await callApi<Migration[]>("/console/api/migrations", { signedIn: true });
+        const list = await callApi<MigrationJson[]>("/console/api/migrations", { signedIn: true });
         if (stopped) return;
         setExecutions((before) => ({
           ...before,
@@ -153,8 +153,8 @@ function MigrationsPanel() {
 }
 
 interface RowProps {
-  migration: Migration;
-  latest: Execution | undefined;
+  migration: MigrationJson;
+  latest: ExecutionJson | undefined;
   isOpen: boolean;
   onOpen: () => void;
   onStart: (id: string, operation: "run" | "rollback", batchSize: string) => void;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import type { Overview } from "../../console/console-contract";
 import { callApi, messageOf } from "../api-client";
-import type { Overview } from "../api-types";
 import { bytes, duration, rate, time } from "../format";
 import { useLiveState } from "../live-stream";
 import { TrafficChart } from "../traffic-chart";

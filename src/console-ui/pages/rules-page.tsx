@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import type { ExplanationJson, RulesAnswer, TrafficTick } from "../../console/console-contract";
 import { callApi, messageOf } from "../api-client";
-import type { Explanation, RulesAnswer, Tick } from "../api-types";
 import { parseEntries } from "../descriptor-text";
 import { time } from "../format";
 import { useLiveState, useTicks } from "../live-stream";
@@ -44,7 +44,7 @@ export function RulesPage() {
       current = false;
     };
   }, [live.reloads, serverQuery]);
-  useTicks(useCallback((tick: Tick) => setCells((before) => liveAfterTick(before, tick)), []));
+  useTicks(useCallback((tick: TrafficTick) => setCells((before) => liveAfterTick(before, tick)), []));
 
   return (
     <section data-testid="page-rules" class="page">
@@ -130,7 +130,7 @@ function useDescriptorMatch(search: string, selectedDomain: string): Match {
     }
     let current = true;
     const timer = setTimeout(() => {
-      callApi<Explanation>("/explain", {
+      callApi<ExplanationJson>("/explain", {
         method: "POST",
         body: { domain: query.domain, descriptors: [{ entries }] },
       })

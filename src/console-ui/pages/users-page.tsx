@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
+import type { User } from "../../console/console-contract";
 import { callApi, messageOf } from "../api-client";
-import type { User } from "../api-types";
 import { SignedIn } from "../sign-in";
 
 const PAGE_SIZE = 50;

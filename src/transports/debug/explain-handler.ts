@@ -6,7 +6,8 @@ import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
 } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
-import type { DecisionExplainer, Explanation } from "../../service/decision-explainer.js";
+import type { DecisionExplainer } from "../../service/decision-explainer.js";
+import type { ExplainStatusJson, Explanation, ExplanationJson } from "../../service/explanation.js";
 import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
 import { readBody } from "../http/http-responses.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
@@ -36,10 +37,10 @@ export function explainHandler(explainer: DecisionExplainer) {
 }
 
 /** The explanation as JSON, with the decision rendered as `/json` renders it. */
-function rendered(explanation: Explanation) {
+function rendered(explanation: Explanation): ExplanationJson {
   const response = toJson(RateLimitResponseSchema, rateLimitResponseFromDecision(explanation.decision)) as {
     overallCode?: string;
-    statuses?: unknown[];
+    statuses?: ExplainStatusJson[];
   };
   return {
     domain: explanation.domain,

@@ -1,9 +1,15 @@
 import type { ExecutionRecord, LogRecord } from "../../migrations/migration-records.js";
 import { isoWithOffset } from "../../migrations/migration-records.js";
 import type { MigrationView, ScheduleResult } from "../../migrations/migration-service.js";
+import type {
+  ExecutionJson,
+  LogJson,
+  MigrationJson,
+  ScheduleJson,
+} from "../../migrations/migrations-json-types.js";
 
 /** The wire shapes of the migrations API (snake_case, as the WordPress original). */
-export function migrationJson(m: MigrationView) {
+export function migrationJson(m: MigrationView): MigrationJson {
   return {
     id: m.id,
     label: m.label,
@@ -16,7 +22,7 @@ export function migrationJson(m: MigrationView) {
   };
 }
 
-export function executionJson(e: ExecutionRecord) {
+export function executionJson(e: ExecutionRecord): ExecutionJson {
   return {
     id: e.id,
     migration_id: e.migrationId,
@@ -31,7 +37,7 @@ export function executionJson(e: ExecutionRecord) {
   };
 }
 
-export function logJson(l: LogRecord) {
+export function logJson(l: LogRecord): LogJson {
   return {
     id: l.id,
     execution_id: l.executionId,
@@ -42,7 +48,7 @@ export function logJson(l: LogRecord) {
   };
 }
 
-export function scheduleJson(r: ScheduleResult) {
+export function scheduleJson(r: ScheduleResult): ScheduleJson {
   return {
     success: true,
     message: r.message,
