@@ -5,7 +5,7 @@ import { migrationsOpenApi } from "../migrations/migrations-openapi.js";
 import type { Logger } from "../observability/logger.js";
 import type { Settings } from "../settings/load-settings.js";
 import { migrationServiceRoutes } from "../transports/grpc/migration-service-routes.js";
-import type { RouteRegistrar } from "../transports/grpc/rate-limit-routes.js";
+import type { RouteRegistrar } from "../transports/grpc/route-registrar.js";
 import { userServiceRoutes } from "../transports/grpc/user-service-routes.js";
 import type { HttpRoute } from "../transports/http/http-route.js";
 import { migrationsNamespace, migrationsRoutes } from "../transports/http/migrations-routes.js";

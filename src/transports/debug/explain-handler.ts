@@ -7,8 +7,8 @@ import {
   RateLimitResponseSchema,
 } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import type { DecisionExplainer, Explanation } from "../../service/decision-explainer.js";
-import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
 import { readBody } from "../http/http-responses.js";
+import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 
 /**

@@ -18,7 +18,7 @@ import type { Operation } from "../../migrations/migration.js";
 import type { MigrationService } from "../../migrations/migration-service.js";
 import { executionJson, logJson } from "../http/migrations-json.js";
 import { guarded } from "./call-credentials.js";
-import type { RouteRegistrar } from "./rate-limit-routes.js";
+import type { RouteRegistrar } from "./route-registrar.js";
 
 /**
  * `ratelimitd.migrations.v1.MigrationService` over gRPC, gRPC-Web and Connect: the same

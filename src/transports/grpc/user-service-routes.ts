@@ -11,7 +11,7 @@ import type { User } from "../../users/user.js";
 import { userIdOf } from "../../users/user-input.js";
 import type { UserService } from "../../users/user-service.js";
 import { credentialsOfCall, refusalError } from "./call-credentials.js";
-import type { RouteRegistrar } from "./rate-limit-routes.js";
+import type { RouteRegistrar } from "./route-registrar.js";
 
 /**
  * `ratelimitd.users.v1.UserService` over gRPC, gRPC-Web and Connect: the same {@link UserService} as the

@@ -10,7 +10,7 @@ import {
 import { type JsonResponseEvent, jsonResponse } from "../../observability/request-channels.js";
 import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { RateLimitService } from "../../service/rate-limit-service.js";
-import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
+import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 import { readBody, sendGoError } from "./http-responses.js";
 

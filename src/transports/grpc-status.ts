@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BackendError, DatabaseError, messageOf, OverloadedError, RatelimitdError } from "../../errors.js";
+import { BackendError, DatabaseError, messageOf, OverloadedError, RatelimitdError } from "../errors.js";
 
 /**
  * gRPC status for any error a handler throws — the one place errors become statuses. The reference
