@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessDecision, AccessGuard } from "../../auth/authenticator.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../../errors.js";
-import { parseLogQuery } from "../../migrations/log-query.js";
-import type { Operation } from "../../migrations/migration.js";
-import type { MigrationService, ScheduleParams } from "../../migrations/migration-service.js";
 import type { Logger } from "../../observability/logger.js";
-import { accessDenied, credentialsOf } from "./access-responses.js";
-import { BodyTooLargeError, readBody, sendJson } from "./http-responses.js";
-import type { HttpRoute } from "./http-route.js";
+import { accessDenied, credentialsOf } from "../../transports/http/access-responses.js";
+import { BodyTooLargeError, readBody, sendJson } from "../../transports/http/http-responses.js";
+import type { HttpRoute } from "../../transports/http/http-route.js";
+import { parseLogQuery } from "../log-query.js";
+import type { Operation } from "../migration.js";
+import type { MigrationService, ScheduleParams } from "../migration-service.js";
 import { executionJson, logJson, migrationJson, scheduleJson } from "./migrations-json.js";
 
 /** Options of {@link migrationsRoutes}. */

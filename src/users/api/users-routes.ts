@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type UsersAccess, type UsersOperation, usersRefusalText } from "../../auth/users-access.js";
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError, OverloadedError } from "../../errors.js";
 import type { Logger } from "../../observability/logger.js";
-import { USER_ERROR_TEXT } from "../../users/user.js";
-import { userIdOf } from "../../users/user-input.js";
-import type { UserService } from "../../users/user-service.js";
-import { accessDenied, credentialsOf } from "./access-responses.js";
-import { BodyTooLargeError, readBody, sendJson } from "./http-responses.js";
-import type { HttpRoute } from "./http-route.js";
+import { accessDenied, credentialsOf } from "../../transports/http/access-responses.js";
+import { BodyTooLargeError, readBody, sendJson } from "../../transports/http/http-responses.js";
+import type { HttpRoute } from "../../transports/http/http-route.js";
+import { USER_ERROR_TEXT } from "../user.js";
+import { userIdOf } from "../user-input.js";
+import type { UserService } from "../user-service.js";
 
 /** Options of {@link usersRoutes}. */
 export interface UsersRoutesOptions {
