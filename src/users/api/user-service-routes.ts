@@ -16,8 +16,8 @@ import type { UserService } from "../user-service.js";
 /**
  * `ratelimitd.users.v1.UserService` over gRPC, gRPC-Web and Connect: the same {@link UserService} as the
  * REST routes, so validation and error texts are the same (statuses: INVALID_ARGUMENT, ALREADY_EXISTS,
- * NOT_FOUND, INTERNAL, mapped in `transports/grpc-status.ts`), and the same {@link UsersAccess} decides which calls
- * need `manage_options` credentials in the `authorization` metadata.
+ * NOT_FOUND, INTERNAL, mapped in `transports/grpc-status.ts`), and the same {@link UsersAccess} decides
+ * which calls need `manage_options` credentials in the `authorization` metadata.
  */
 export function userServiceRoutes(service: UserService, access: UsersAccess): RouteRegistrar {
   const check = async (operation: UsersOperation, context: HandlerContext) => {
