@@ -3,12 +3,11 @@ import { BackendError, DatabaseError, messageOf, OverloadedError, RatelimitdErro
 
 /**
  * gRPC status for any error a handler throws — the one place errors become gRPC statuses, as
- * `http-status.ts` beside it is for HTTP. The reference
- * returns plain Go errors, i.e. UNKNOWN with the text; ratelimitd keeps UNKNOWN for the reference's service
- * errors, uses INVALID_ARGUMENT for malformed input (README "Endpoints") and UNAVAILABLE when the backend
- * cannot be reached (Envoy treats every error alike; other clients may retry UNAVAILABLE). A backend
- * failure's text for clients names no address (`redis: connection refused`); its details are logged by the
- * callers.
+ * `http-status.ts` beside it is for HTTP. The reference returns plain Go errors, i.e. UNKNOWN with the
+ * text; ratelimitd keeps UNKNOWN for the reference's service errors, uses INVALID_ARGUMENT for malformed
+ * input (README "Endpoints") and UNAVAILABLE when the backend cannot be reached (Envoy treats every error
+ * alike; other clients may retry UNAVAILABLE). A backend failure's text for clients names no address
+ * (`redis: connection refused`); its details are logged by the callers.
  */
 export function grpcStatusOf(error: unknown): { code: Code; message: string } {
   if (error instanceof ConnectError) return { code: error.code, message: error.rawMessage };
