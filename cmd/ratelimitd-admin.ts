@@ -1,10 +1,11 @@
 #!/usr/bin/env node
+import { adminContext } from "../src/cli/admin/admin-context.js";
 import { processIo } from "../src/cli/admin/admin-io.js";
 import { parseAdminArgs } from "../src/cli/admin/parse-admin-args.js";
 import { handlesInterrupts, runAdminCommand } from "../src/cli/admin/run-admin-command.js";
 import { INTERRUPTED_EXIT_CODE } from "../src/cli/admin/run-migration.js";
 import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
-import { openAdminContext } from "../src/daemon/admin-context.js";
+import { openAdminDatabase } from "../src/daemon/admin-context.js";
 /**
  * ratelimitd-admin: administers ratelimitd's users database directly (DATABASE_URL, as the daemon):
  * capabilities, application passwords, data migrations.
@@ -52,7 +53,7 @@ if (handlesInterrupts(invocation.command)) {
 }
 process.exitCode = await runAdminCommand(
   invocation.command,
-  (options) => openAdminContext(settings, options),
+  async (options) => adminContext(await openAdminDatabase(settings, options.operatorMigrations)),
   processIo(),
   interrupt.signal,
 );

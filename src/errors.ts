@@ -1,6 +1,6 @@
 /**
  * One error base with stable string codes. Transports map these to gRPC and HTTP statuses in exactly one
- * place each (`transports/grpc/grpc-status.ts`, `transports/http/json-handler.ts`).
+ * place each (`transports/grpc-status.ts`, `transports/http-status.ts`).
  */
 
 /** Stable, machine-readable error codes. */
@@ -14,6 +14,7 @@ export type ErrorCode =
   | "not_found"
   | "already_exists"
   | "conflict"
+  | "too_large"
   | "database_error";
 
 /** Base of every error ratelimitd raises on purpose. */
@@ -133,6 +134,19 @@ export class OverloadedError extends RatelimitdError {
   constructor(message: string, retryAfterSeconds: number) {
     super("unavailable", message);
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * A request body larger than its limit (HTTP 413 on the REST APIs). Its remaining bytes were read and
+ * discarded, or, when the declared length was already too large, never read.
+ */
+export class BodyTooLargeError extends RatelimitdError {
+  readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    super("too_large", `request body larger than ${maxBytes} bytes`);
+    this.maxBytes = maxBytes;
   }
 }
 

@@ -1,4 +1,3 @@
-import { type AdminContext, type AdminContextOptions, adminContext } from "../cli/admin/admin-context.js";
 import type { Settings } from "../settings/load-settings.js";
 import {
   builtinMigrationRegistry,
@@ -8,20 +7,19 @@ import {
 import { migrationTimings } from "./migration-timings.js";
 
 /**
- * `ratelimitd-admin`'s context: the database DATABASE_URL names, opened with the daemon's schema steps and
- * migration registry. Unlike the daemon it does not retry: an unreachable database is an error naming it.
+ * What `ratelimitd-admin` works on: the database DATABASE_URL names, opened with the daemon's schema steps
+ * and migration registry (MIGRATIONS_DIR's modules too when `operatorMigrations`), the daemon's migration
+ * pacing and SHUTDOWN_GRACE_PERIOD. Unlike the daemon it does not retry: an unreachable database is an
+ * error naming it. The admin commands build their stores over it (`adminContext` in src/cli/admin/).
  */
-export async function openAdminContext(
-  settings: Settings,
-  options: AdminContextOptions,
-): Promise<AdminContext> {
+export async function openAdminDatabase(settings: Settings, operatorMigrations: boolean) {
   const registry = builtinMigrationRegistry();
-  if (options.operatorMigrations) await registerOperatorMigrations(registry, settings);
+  if (operatorMigrations) await registerOperatorMigrations(registry, settings);
   const db = await openManagementDatabase(settings);
-  return adminContext({
+  return {
     db,
     registry,
     migrationTimings: migrationTimings(settings),
     shutdownGraceMs: settings.shutdownGraceMs,
-  });
+  };
 }

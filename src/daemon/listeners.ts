@@ -14,12 +14,13 @@ import { explainHandler } from "../transports/debug/explain-handler.js";
 import { metricsHandler } from "../transports/debug/metrics-handler.js";
 import { fastMethods } from "../transports/grpc/fast-methods.js";
 import { GrpcListener } from "../transports/grpc/grpc-listener.js";
-import type { Http2Limits } from "../transports/grpc/http2-limits.js";
-import { type RouteRegistrar, rateLimitRoutes } from "../transports/grpc/rate-limit-routes.js";
+import { rateLimitRoutes } from "../transports/grpc/rate-limit-routes.js";
+import type { RouteRegistrar } from "../transports/grpc/route-registrar.js";
 import { ServerMetrics } from "../transports/grpc/server-metrics.js";
 import { HttpListener } from "../transports/http/http-listener.js";
 import { exactRoute, type HttpRoute } from "../transports/http/http-route.js";
 import { jsonHandler } from "../transports/http/json-handler.js";
+import type { Http2Limits } from "../transports/server/http2-limits.js";
 
 /** Ports actually bound (differs from the settings when they ask for port 0). */
 export interface BoundAddresses {

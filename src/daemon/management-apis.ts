@@ -12,7 +12,7 @@ import { SqlMigrationStore } from "../migrations/sql-migration-store.js";
 import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { Settings } from "../settings/load-settings.js";
-import type { RouteRegistrar } from "../transports/grpc/rate-limit-routes.js";
+import type { RouteRegistrar } from "../transports/grpc/route-registrar.js";
 import type { HttpRoute } from "../transports/http/http-route.js";
 import { PasswordHasher } from "../users/password-hasher.js";
 import { SqlUserStore } from "../users/sql-user-store.js";

@@ -1,17 +1,17 @@
 import type { AccessGuard } from "../auth/authenticator.js";
 import type { UsersAccess } from "../auth/users-access.js";
+import { migrationServiceRoutes } from "../migrations/api/migration-service-routes.js";
+import { migrationsOpenApi } from "../migrations/api/migrations-openapi.js";
+import { migrationsNamespace, migrationsRoutes } from "../migrations/api/migrations-routes.js";
 import type { MigrationService } from "../migrations/migration-service.js";
-import { migrationsOpenApi } from "../migrations/migrations-openapi.js";
 import type { Logger } from "../observability/logger.js";
 import type { Settings } from "../settings/load-settings.js";
-import { migrationServiceRoutes } from "../transports/grpc/migration-service-routes.js";
-import type { RouteRegistrar } from "../transports/grpc/rate-limit-routes.js";
-import { userServiceRoutes } from "../transports/grpc/user-service-routes.js";
+import type { RouteRegistrar } from "../transports/grpc/route-registrar.js";
 import type { HttpRoute } from "../transports/http/http-route.js";
-import { migrationsNamespace, migrationsRoutes } from "../transports/http/migrations-routes.js";
-import { usersRoutes } from "../transports/http/users-routes.js";
+import { userServiceRoutes } from "../users/api/user-service-routes.js";
+import { usersOpenApi } from "../users/api/users-openapi.js";
+import { usersRoutes } from "../users/api/users-routes.js";
 import type { UserService } from "../users/user-service.js";
-import { usersOpenApi } from "../users/users-openapi.js";
 
 /** What the users and migrations routes serve. */
 export interface ManagementServices {

@@ -89,6 +89,93 @@ t.test("only the wiring (src/daemon/) reads the Settings type", async (t) => {
   t.same(show(offending), []);
 });
 
+// src/transports/ (README "Architecture"): server/ is the core under every listener (connections, limits,
+// protocol detection, TLS, close); grpc/, http/ and debug/ are the transports on it; the files at the top of
+// src/transports/ are shared by them (the error-to-status mappings, the wire response, message limits).
+const TRANSPORTS = ["src/transports/grpc", "src/transports/http", "src/transports/debug"];
+// debug/ is the debug port's routes, served by http/'s HttpListener as the APIs' routes are.
+const TRANSPORT_IMPORTS_ALLOWED = new Set(["src/transports/debug -> src/transports/http"]);
+
+t.test(
+  "no transport imports another; the server core and the shared files import no transport",
+  async (t) => {
+    const between = imports.filter((entry) => {
+      if (!under(entry.from, "src/transports") || !under(entry.target, "src/transports")) return false;
+      // `src/transports/grpc`, or `src/transports` for the shared files (src/ is at most two levels deep).
+      const from = dirname(entry.from);
+      const target = dirname(entry.target);
+      return (
+        from !== target &&
+        TRANSPORTS.includes(target) &&
+        !TRANSPORT_IMPORTS_ALLOWED.has(`${from} -> ${target}`)
+      );
+    });
+    t.same(show(between), []);
+  },
+);
+
+t.test("the transports import no API, console, wiring or CLI: those plug their routes in", async (t) => {
+  const forbidden = ["src/users", "src/migrations", "src/console", "src/daemon", "src/cli"];
+  const offending = imports.filter(
+    (entry) => under(entry.from, "src/transports") && forbidden.some((folder) => under(entry.target, folder)),
+  );
+  t.same(show(offending), []);
+});
+
+t.test("users/ and migrations/ reach the transports only from their api/ folders", async (t) => {
+  const offending = imports.filter(
+    (entry) =>
+      (under(entry.from, "src/users") || under(entry.from, "src/migrations")) &&
+      !under(entry.from, "src/users/api") &&
+      !under(entry.from, "src/migrations/api") &&
+      under(entry.target, "src/transports"),
+  );
+  t.same(show(offending), []);
+});
+
+t.test("the CLI reaches no transport, not even through other modules", async (t) => {
+  t.same(
+    chainsFrom("src/cli", (file) => under(file, "src/transports")),
+    [],
+  );
+});
+
+t.test("only cmd/ uses the CLI's code: nothing else in src/ imports src/cli/", async (t) => {
+  const offending = imports.filter(
+    (entry) => !under(entry.from, "src/cli") && under(entry.target, "src/cli"),
+  );
+  t.same(show(offending), []);
+});
+
+/**
+ * For each file under `folder` that reaches a file `matches` accepts through src/ imports, one shortest
+ * chain `a -> b -> … -> z` (breadth-first search).
+ */
+function chainsFrom(folder: string, matches: (file: string) => boolean): string[] {
+  const edges = new Map<string, string[]>();
+  for (const entry of imports) edges.set(entry.from, [...(edges.get(entry.from) ?? []), entry.target]);
+  const chains: string[] = [];
+  for (const start of files.filter((file) => under(file, folder))) {
+    const parent = new Map<string, string>([[start, ""]]);
+    const queue = [start];
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      if (matches(file)) {
+        const chain = [file];
+        for (let at = parent.get(file); at; at = parent.get(at)) chain.unshift(at);
+        chains.push(chain.join(" -> "));
+        break;
+      }
+      for (const next of edges.get(file) ?? []) {
+        if (!parent.has(next) && next.startsWith("src/")) {
+          parent.set(next, file);
+          queue.push(next);
+        }
+      }
+    }
+  }
+  return chains;
+}
+
 t.test("no import cycle among src/ files", async (t) => {
   const graph = new Map<string, string[]>(files.map((file) => [file, []]));
   for (const entry of imports) if (graph.has(entry.target)) graph.get(entry.from)?.push(entry.target);

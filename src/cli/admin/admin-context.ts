@@ -35,7 +35,8 @@ export interface AdminContextOptions {
 
 /**
  * Opens the database the daemon's settings name, brought to the daemon's schema (so the CLI works on a
- * database no daemon has opened yet); `openAdminContext` in src/daemon/admin-context.ts.
+ * database no daemon has opened yet): `adminContext` over `openAdminDatabase` (src/daemon/admin-context.ts),
+ * composed by cmd/ratelimitd-admin.ts.
  */
 export type OpenAdminContext = (options: AdminContextOptions) => Promise<AdminContext>;
 

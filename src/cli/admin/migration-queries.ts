@@ -1,5 +1,5 @@
+import { executionJson, logJson, migrationJson } from "../../migrations/api/migrations-json.js";
 import { isoWithOffset } from "../../migrations/migration-records.js";
-import { executionJson, logJson, migrationJson } from "../../transports/http/migrations-json.js";
 import type { AdminCommand } from "./admin-command.js";
 import type { AdminContext } from "./admin-context.js";
 import type { AdminIo } from "./admin-io.js";

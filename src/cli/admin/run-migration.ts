@@ -1,6 +1,6 @@
+import { executionJson, scheduleJson } from "../../migrations/api/migrations-json.js";
 import type { ExecutionRecord } from "../../migrations/migration-records.js";
 import type { ScheduleResult } from "../../migrations/migration-service.js";
-import { executionJson, scheduleJson } from "../../transports/http/migrations-json.js";
 import type { AdminCommand } from "./admin-command.js";
 import type { AdminContext } from "./admin-context.js";
 import { PROGRAM } from "./admin-help.js";

@@ -8,8 +8,9 @@ import {
 } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import type { DecisionExplainer } from "../../service/decision-explainer.js";
 import type { ExplainStatusJson, Explanation, ExplanationJson } from "../../service/explanation.js";
-import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
 import { readBody } from "../http/http-responses.js";
+import { httpStatusOf } from "../http-status.js";
+import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 
 /**
@@ -29,8 +30,9 @@ export function explainHandler(explainer: DecisionExplainer) {
       const text = (await readBody(req, MAX_MESSAGE_BYTES)).toString("utf8");
       explanation = await explainer.explain(fromJsonString(RateLimitRequestSchema, text));
     } catch (error) {
-      if (error instanceof BackendError) return sendJson(res, 503, { error: error.clientMessage });
-      return sendJson(res, 400, { error: messageOf(error) });
+      // A failing store's short reason, as clients see it (no address).
+      const text = error instanceof BackendError ? error.clientMessage : messageOf(error);
+      return sendJson(res, httpStatusOf(error, "explain"), { error: text });
     }
     sendJson(res, 200, rendered(explanation));
   };

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { StreamResponse, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { type GrpcCallEvent, grpcCallEnd, grpcCallScope } from "../../observability/request-channels.js";
-import { grpcStatusOf } from "./grpc-status.js";
+import { grpcStatusOf } from "../grpc-status.js";
 import { type CallDone, serveUnary, type UnaryMethod } from "./grpc-unary.js";
 
 /**

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
-import { encodeGrpcMessage, grpcStatusOf } from "./grpc-status.js";
+import { encodeGrpcMessage, grpcStatusOf } from "../grpc-status.js";
+import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 
 /** A unary method served directly on HTTP/2 streams, bypassing connect-node for speed. */
 export interface UnaryMethod {
@@ -26,9 +27,6 @@ export type CallDone = (
   message?: string,
   error?: unknown,
 ) => void;
-
-/** gRPC's default maximum receive message size. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 const GRPC_CONTENT_TYPES = new Set(["application/grpc", "application/grpc+proto"]);
 const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };

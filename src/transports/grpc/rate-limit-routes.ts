@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { RateLimitService } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import {
   Health,
@@ -11,9 +11,7 @@ import type { HealthChecker } from "../../service/health-checker.js";
 import type { RateLimitService as Service } from "../../service/rate-limit-service.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 import { servingStatusOf } from "./health-service.js";
-
-/** Registers extra services (users, migrations) on the gRPC port's router. */
-export type RouteRegistrar = (router: ConnectRouter) => void;
+import type { RouteRegistrar } from "./route-registrar.js";
 
 /** Everything the rate-limit and health services need. */
 export interface CoreServices {

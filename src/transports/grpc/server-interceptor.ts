@@ -3,9 +3,9 @@ import { messageOf, RatelimitdError } from "../../errors.js";
 import type { Logger } from "../../observability/logger.js";
 import { grpcCallScope } from "../../observability/request-channels.js";
 import type { ThrottledLog } from "../../observability/throttled-log.js";
+import { connectErrorOf } from "../grpc-status.js";
 import { logCallFailure } from "./call-failure-log.js";
 import { traceConnectCall } from "./call-tracing.js";
-import { connectErrorOf } from "./grpc-status.js";
 import type { ServerMetrics } from "./server-metrics.js";
 
 /**

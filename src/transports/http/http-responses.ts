@@ -1,4 +1,5 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyTooLargeError } from "../../errors.js";
 
 /** Go's `http.Error`: status, `text/plain; charset=utf-8`, `nosniff`, body `<text>\n`. */
 export function sendGoError(res: ServerResponse, status: number, text: string): void {
@@ -30,18 +31,12 @@ export function sendJson(
   res.end(body);
 }
 
-/** A request body was larger than the limit (its remaining bytes were read and discarded). */
-export class BodyTooLargeError extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`request body larger than ${maxBytes} bytes`);
-  }
-}
-
 /**
  * Reads a whole request body. Beyond `maxBytes` the rest is read and discarded (memory stays bounded and
- * the client still gets an answer rather than a reset), then the promise rejects.
+ * the client still gets an answer rather than a reset), then the promise rejects with a
+ * {@link BodyTooLargeError}.
  */
-export function readBody(req: import("node:http").IncomingMessage, maxBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

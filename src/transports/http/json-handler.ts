@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import { fromJson, fromJsonString, type JsonValue, toJsonString } from "@bufbuild/protobuf";
 import { CODE_OK, CODE_OVER_LIMIT } from "../../engine/decision-request.js";
 import { type RequestLimits, tooManyDescriptors, tooManyEntries } from "../../engine/request-limits.js";
@@ -10,7 +10,8 @@ import {
 import { type JsonResponseEvent, jsonResponse } from "../../observability/request-channels.js";
 import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { RateLimitService } from "../../service/rate-limit-service.js";
-import { MAX_MESSAGE_BYTES } from "../grpc/grpc-unary.js";
+import { httpStatusOf } from "../http-status.js";
+import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 import { readBody, sendGoError } from "./http-responses.js";
 
@@ -36,7 +37,7 @@ export function jsonHandler(service: RateLimitService, log: ThrottledLog, limits
       }
     } catch (error) {
       log.warn("/json request", () => `error: ${messageOf(error)}`);
-      return sendGoError(res, 400, "Bad Request");
+      return sendFailure(res, error);
     }
     let json: string;
     let status: number;
@@ -50,11 +51,17 @@ export function jsonHandler(service: RateLimitService, log: ThrottledLog, limits
       if (error instanceof BackendError) log.warn("/json backend", () => `error: ${error.message}`);
       else if (error instanceof RatelimitdError) log.warn("/json request", () => `error: ${error.message}`);
       else log.error("/json unexpected", () => `/json: unexpected error: ${(error as Error).stack}`);
-      return sendGoError(res, 400, "Bad Request");
+      return sendFailure(res, error);
     }
     res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
     res.end(json);
   };
+}
+
+/** Go's `http.Error` with the status {@link httpStatusOf} gives (always `400 Bad Request`, as the reference). */
+function sendFailure(res: ServerResponse, error: unknown): void {
+  const status = httpStatusOf(error, "json");
+  sendGoError(res, status, STATUS_CODES[status] ?? String(status));
 }
 
 /** The body as JSON, or undefined when it does not parse (protobuf-es then gives its own error). */

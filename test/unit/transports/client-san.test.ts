@@ -2,7 +2,7 @@
 // which client certificates pass, and the reasons logged for the others.
 import type { PeerCertificate, TLSSocket } from "node:tls";
 import t from "tap";
-import { clientSanProblem } from "../../../src/transports/grpc/server-tls.js";
+import { clientSanProblem } from "../../../src/transports/server/server-tls.js";
 
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";

@@ -4,7 +4,7 @@
 import { EventEmitter } from "node:events";
 import type { Http2Session } from "node:http2";
 import t from "tap";
-import { jitteredAgeMs, limitSessionAge } from "../../../src/transports/grpc/connection-age.js";
+import { jitteredAgeMs, limitSessionAge } from "../../../src/transports/server/connection-age.js";
 
 t.test("jitter spans [-10 %, +10 %) of the age", async (t) => {
   t.equal(

@@ -2,7 +2,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import t from "tap";
 import { BackendError, InvalidArgumentError, ServiceError } from "../../../src/errors.js";
-import { encodeGrpcMessage, grpcStatusOf } from "../../../src/transports/grpc/grpc-status.js";
+import { encodeGrpcMessage, grpcStatusOf } from "../../../src/transports/grpc-status.js";
 
 t.test("statuses: the reference's UNKNOWN, INVALID_ARGUMENT, UNAVAILABLE, INTERNAL", async (t) => {
   t.strictSame(grpcStatusOf(new ServiceError("rate limit domain must not be empty")), {

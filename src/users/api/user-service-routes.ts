@@ -7,17 +7,17 @@ import {
   UserSchema,
   UserService as UserServiceDescriptor,
 } from "../../gen/ratelimitd/users/v1/users_pb.js";
-import type { User } from "../../users/user.js";
-import { userIdOf } from "../../users/user-input.js";
-import type { UserService } from "../../users/user-service.js";
-import { credentialsOfCall, refusalError } from "./call-credentials.js";
-import type { RouteRegistrar } from "./rate-limit-routes.js";
+import { credentialsOfCall, refusalError } from "../../transports/grpc/call-credentials.js";
+import type { RouteRegistrar } from "../../transports/grpc/route-registrar.js";
+import type { User } from "../user.js";
+import { userIdOf } from "../user-input.js";
+import type { UserService } from "../user-service.js";
 
 /**
  * `ratelimitd.users.v1.UserService` over gRPC, gRPC-Web and Connect: the same {@link UserService} as the
  * REST routes, so validation and error texts are the same (statuses: INVALID_ARGUMENT, ALREADY_EXISTS,
- * NOT_FOUND, INTERNAL, mapped in `grpc-status.ts`), and the same {@link UsersAccess} decides which calls
- * need `manage_options` credentials in the `authorization` metadata.
+ * NOT_FOUND, INTERNAL, mapped in `transports/grpc-status.ts`), and the same {@link UsersAccess} decides
+ * which calls need `manage_options` credentials in the `authorization` metadata.
  */
 export function userServiceRoutes(service: UserService, access: UsersAccess): RouteRegistrar {
   const check = async (operation: UsersOperation, context: HandlerContext) => {

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type UsersAccess, type UsersOperation, usersRefusalText } from "../../auth/users-access.js";
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError, OverloadedError } from "../../errors.js";
+import { BodyTooLargeError, InvalidArgumentError, NotFoundError, OverloadedError } from "../../errors.js";
 import type { Logger } from "../../observability/logger.js";
-import { USER_ERROR_TEXT } from "../../users/user.js";
-import { userIdOf } from "../../users/user-input.js";
-import type { UserService } from "../../users/user-service.js";
-import { accessDenied, credentialsOf } from "./access-responses.js";
-import { BodyTooLargeError, readBody, sendJson } from "./http-responses.js";
-import type { HttpRoute } from "./http-route.js";
+import { accessDenied, credentialsOf } from "../../transports/http/access-responses.js";
+import { readBody, sendJson } from "../../transports/http/http-responses.js";
+import type { HttpRoute } from "../../transports/http/http-route.js";
+import { httpStatusOf } from "../../transports/http-status.js";
+import { USER_ERROR_TEXT } from "../user.js";
+import { userIdOf } from "../user-input.js";
+import type { UserService } from "../user-service.js";
 
 /** Options of {@link usersRoutes}. */
 export interface UsersRoutesOptions {
@@ -28,8 +29,8 @@ type Body = Record<string, unknown>;
 
 /**
  * The users REST API (README "Users API"): `PUT|GET {base}/users`, `GET|PATCH|DELETE {base}/users/{id}`,
- * JSON in and out, errors as `{"error": "<text>"}` with the texts the README lists. Errors become statuses
- * here and nowhere else.
+ * JSON in and out, errors as `{"error": "<text>"}` with the texts the README lists for the status
+ * `httpStatusOf` gives.
  */
 export function usersRoutes(options: UsersRoutesOptions): HttpRoute {
   const collection = `${options.basePath}/users`;
@@ -154,30 +155,35 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendJson(res, 405, { error: USER_ERROR_TEXT.methodNotAllowed }, { allow });
 }
 
-/** The one place users-API errors become statuses; anything unexpected is a logged 500. */
+/** Answers an error with its status ({@link httpStatusOf}) and that status's text; a 500 is logged. */
 function sendUserError(res: ServerResponse, error: unknown, logger: Logger, what: string): void {
-  if (error instanceof BodyTooLargeError) {
-    // The rest of an oversized body is not read: answer, then close the HTTP/1.1 connection (HTTP/2
-    // forbids the header; the stream just ends).
-    const close: Record<string, string> = res.req.httpVersionMajor === 1 ? { connection: "close" } : {};
-    sendJson(res, 413, { error: USER_ERROR_TEXT.tooLarge }, close);
-    return;
-  }
-  if (error instanceof OverloadedError) {
-    sendJson(res, 503, { error: USER_ERROR_TEXT.busy }, { "retry-after": String(error.retryAfterSeconds) });
-    return;
-  }
-  const known = USER_ERRORS.find(([type]) => error instanceof type);
-  if (known === undefined) {
+  const status = httpStatusOf(error, "users");
+  if (status === 500) {
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     logger.error(`users API: ${what} failed: ${detail}`);
   }
-  const [, status, text] = known ?? [Error, 500, USER_ERROR_TEXT.serverError];
-  sendJson(res, status, { error: text });
+  sendJson(
+    res,
+    status,
+    { error: ERROR_TEXTS[status] ?? USER_ERROR_TEXT.serverError },
+    errorHeaders(res, error),
+  );
 }
 
-const USER_ERRORS: ReadonlyArray<readonly [new (...args: never[]) => Error, number, string]> = [
-  [InvalidArgumentError, 400, USER_ERROR_TEXT.badRequest],
-  [AlreadyExistsError, 403, USER_ERROR_TEXT.duplicateEmail],
-  [NotFoundError, 404, USER_ERROR_TEXT.notFound],
-];
+/** The users API's error text for each status. */
+const ERROR_TEXTS: Readonly<Record<number, string>> = {
+  400: USER_ERROR_TEXT.badRequest,
+  403: USER_ERROR_TEXT.duplicateEmail,
+  404: USER_ERROR_TEXT.notFound,
+  413: USER_ERROR_TEXT.tooLarge,
+  503: USER_ERROR_TEXT.busy,
+};
+
+function errorHeaders(res: ServerResponse, error: unknown): Record<string, string> {
+  // The rest of an oversized body is not read: answer, then close the HTTP/1.1 connection (HTTP/2 forbids
+  // the header; the stream just ends).
+  if (error instanceof BodyTooLargeError)
+    return res.req.httpVersionMajor === 1 ? { connection: "close" } : {};
+  if (error instanceof OverloadedError) return { "retry-after": String(error.retryAfterSeconds) };
+  return {};
+}

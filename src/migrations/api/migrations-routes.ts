@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessDecision, AccessGuard } from "../../auth/authenticator.js";
-import { ConflictError, InvalidArgumentError, NotFoundError } from "../../errors.js";
-import { parseLogQuery } from "../../migrations/log-query.js";
-import type { Operation } from "../../migrations/migration.js";
-import type { MigrationService, ScheduleParams } from "../../migrations/migration-service.js";
+import { InvalidArgumentError, messageOf, NotFoundError } from "../../errors.js";
 import type { Logger } from "../../observability/logger.js";
-import { accessDenied, credentialsOf } from "./access-responses.js";
-import { BodyTooLargeError, readBody, sendJson } from "./http-responses.js";
-import type { HttpRoute } from "./http-route.js";
+import { accessDenied, credentialsOf } from "../../transports/http/access-responses.js";
+import { readBody, sendJson } from "../../transports/http/http-responses.js";
+import type { HttpRoute } from "../../transports/http/http-route.js";
+import { httpStatusOf } from "../../transports/http-status.js";
+import { parseLogQuery } from "../log-query.js";
+import type { Operation } from "../migration.js";
+import type { MigrationService, ScheduleParams } from "../migration-service.js";
 import { executionJson, logJson, migrationJson, scheduleJson } from "./migrations-json.js";
 
 /** Options of {@link migrationsRoutes}. */
@@ -40,7 +41,8 @@ export function migrationsNamespace(hookPrefix: string): string {
 
 /**
  * The migrations REST API (README "Migrations API") under `/{namespace}/migrations/v1`. Every route needs a
- * user holding `manage_options`; every error is `{"code", "success": false, "message"}`, mapped here.
+ * user holding `manage_options`; every error is `{"code", "success": false, "message"}` with the status
+ * `httpStatusOf` gives.
  */
 export function migrationsRoutes(options: MigrationsRoutesOptions): HttpRoute {
   const { service, basePath } = options;
@@ -176,22 +178,21 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 405, "migrations_error", "Method not allowed.", { allow });
 }
 
-/** The one place migrations-API errors become statuses; anything unexpected is a logged 500. */
+/**
+ * Answers an error with its status ({@link httpStatusOf}) and its message; a 500 is logged and says only
+ * `Internal server error.`.
+ */
 function sendMigrationsError(res: ServerResponse, error: unknown, logger: Logger, what: string): void {
-  const known = MIGRATIONS_ERRORS.find(([type]) => error instanceof type);
-  if (known !== undefined) {
-    const [, status, message] = known;
-    sendError(res, status, "migrations_error", message ?? (error as Error).message);
-    return;
+  const status = httpStatusOf(error, "migrations");
+  if (status === 500) {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    logger.error(`migrations API: ${what} failed: ${detail}`);
   }
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  logger.error(`migrations API: ${what} failed: ${detail}`);
-  sendError(res, 500, "migrations_error", "Internal server error.");
+  const message =
+    status === 500
+      ? "Internal server error."
+      : status === 413
+        ? "The request body is too large."
+        : messageOf(error);
+  sendError(res, status, "migrations_error", message);
 }
-
-const MIGRATIONS_ERRORS: ReadonlyArray<readonly [new (...args: never[]) => Error, number, string?]> = [
-  [InvalidArgumentError, 400],
-  [NotFoundError, 404],
-  [ConflictError, 409],
-  [BodyTooLargeError, 413, "The request body is too large."],
-];

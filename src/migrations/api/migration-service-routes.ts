@@ -13,12 +13,12 @@ import {
   type ScheduleRequest,
   ScheduleResponseSchema,
 } from "../../gen/ratelimitd/migrations/v1/migrations_pb.js";
-import { parseLogQuery } from "../../migrations/log-query.js";
-import type { Operation } from "../../migrations/migration.js";
-import type { MigrationService } from "../../migrations/migration-service.js";
-import { executionJson, logJson } from "../http/migrations-json.js";
-import { guarded } from "./call-credentials.js";
-import type { RouteRegistrar } from "./rate-limit-routes.js";
+import { guarded } from "../../transports/grpc/call-credentials.js";
+import type { RouteRegistrar } from "../../transports/grpc/route-registrar.js";
+import { parseLogQuery } from "../log-query.js";
+import type { Operation } from "../migration.js";
+import type { MigrationService } from "../migration-service.js";
+import { executionJson, logJson } from "./migrations-json.js";
 
 /**
  * `ratelimitd.migrations.v1.MigrationService` over gRPC, gRPC-Web and Connect: the same

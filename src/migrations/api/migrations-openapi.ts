@@ -1,5 +1,5 @@
-import { LOG_TYPES } from "./migration.js";
-import { MAX_BATCH_SIZE } from "./migration-service.js";
+import { LOG_TYPES } from "../migration.js";
+import { MAX_BATCH_SIZE } from "../migration-service.js";
 
 const json = (schema: object) => ({ "application/json": { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

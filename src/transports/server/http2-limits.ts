@@ -1,6 +1,6 @@
 import { constants, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
-import { encodeGrpcMessage } from "./grpc-status.js";
+import { encodeGrpcMessage } from "../grpc-status.js";
 
 /** What one HTTP/2 client may hold open on a port (README "Hostile clients"). */
 export interface Http2Limits {
@@ -11,6 +11,13 @@ export interface Http2Limits {
   /** GRPC_MAX_CONNECTION_IDLE: GOAWAY after this long without an open stream; 0 = never. */
   readonly maxIdleMs: number;
 }
+
+/** No stream cap and no timeouts: Node's own behaviour. */
+export const NO_HTTP2_LIMITS: Http2Limits = Object.freeze({
+  maxConcurrentStreams: 0,
+  requestReadTimeoutMs: 0,
+  maxIdleMs: 0,
+});
 
 /** The server's HTTP/2 SETTINGS for `limits` (nghttp2 refuses streams beyond the advertised maximum). */
 export function http2Settings(limits: Http2Limits): { maxConcurrentStreams?: number } {

@@ -1,12 +1,7 @@
-import type { ExecutionRecord, LogRecord } from "../../migrations/migration-records.js";
-import { isoWithOffset } from "../../migrations/migration-records.js";
-import type { MigrationView, ScheduleResult } from "../../migrations/migration-service.js";
-import type {
-  ExecutionJson,
-  LogJson,
-  MigrationJson,
-  ScheduleJson,
-} from "../../migrations/migrations-json-types.js";
+import type { ExecutionRecord, LogRecord } from "../migration-records.js";
+import { isoWithOffset } from "../migration-records.js";
+import type { MigrationView, ScheduleResult } from "../migration-service.js";
+import type { ExecutionJson, LogJson, MigrationJson, ScheduleJson } from "../migrations-json-types.js";
 
 /** The wire shapes of the migrations API (snake_case, as the WordPress original). */
 export function migrationJson(m: MigrationView): MigrationJson {

@@ -1,6 +1,6 @@
-import { MAX_EMAIL_LENGTH } from "./email-address.js";
-import { MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, USER_ACCESS_TEXT, USER_ERROR_TEXT } from "./user.js";
-import { MAX_PAGE } from "./user-service.js";
+import { MAX_EMAIL_LENGTH } from "../email-address.js";
+import { MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, USER_ACCESS_TEXT, USER_ERROR_TEXT } from "../user.js";
+import { MAX_PAGE } from "../user-service.js";
 
 const json = (schema: object) => ({ "application/json": { schema } });
 const error = (description: string, text: string) => ({

@@ -1,13 +1,13 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BackendError, DatabaseError, messageOf, OverloadedError, RatelimitdError } from "../../errors.js";
+import { BackendError, DatabaseError, messageOf, OverloadedError, RatelimitdError } from "../errors.js";
 
 /**
- * gRPC status for any error a handler throws — the one place errors become statuses. The reference
- * returns plain Go errors, i.e. UNKNOWN with the text; ratelimitd keeps UNKNOWN for the reference's service
- * errors, uses INVALID_ARGUMENT for malformed input (README "Endpoints") and UNAVAILABLE when the backend
- * cannot be reached (Envoy treats every error alike; other clients may retry UNAVAILABLE). A backend
- * failure's text for clients names no address (`redis: connection refused`); its details are logged by the
- * callers.
+ * gRPC status for any error a handler throws — the one place errors become gRPC statuses, as
+ * `http-status.ts` beside it is for HTTP. The reference returns plain Go errors, i.e. UNKNOWN with the
+ * text; ratelimitd keeps UNKNOWN for the reference's service errors, uses INVALID_ARGUMENT for malformed
+ * input (README "Endpoints") and UNAVAILABLE when the backend cannot be reached (Envoy treats every error
+ * alike; other clients may retry UNAVAILABLE). A backend failure's text for clients names no address
+ * (`redis: connection refused`); its details are logged by the callers.
  */
 export function grpcStatusOf(error: unknown): { code: Code; message: string } {
   if (error instanceof ConnectError) return { code: error.code, message: error.rawMessage };
@@ -27,6 +27,8 @@ const GRPC_CODES: Partial<Record<RatelimitdError["code"], Code>> = {
   // Shed before anything was done (a full queue): UNAVAILABLE is the status clients retry with backoff
   // (RESOURCE_EXHAUSTED would say the caller ran out of a quota of its own, which is not the case).
   unavailable: Code.Unavailable,
+  // grpc-go's status for a message larger than the maximum.
+  too_large: Code.ResourceExhausted,
 };
 
 /** The same mapping as a ConnectError, for handlers served by connect-node. */
