@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, toJsonString } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import {
@@ -7,6 +6,7 @@ import {
   type RateLimitResponse,
   RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb.js";
+import { clientTlsCredentials } from "../grpc-client-credentials.js";
 import type { ClientCallSpan, ClientTracing } from "../observability/client-tracing.js";
 import { responseText } from "../observability/response-text.js";
 import { goStatusText } from "./go-status-text.js";
@@ -143,10 +143,9 @@ function call(
 
 function credentialsOf(options: ClientOptions): grpc.ChannelCredentials {
   if (!options.useTls) return grpc.credentials.createInsecure();
-  const read = (file: string) => (file === "" ? null : readFileSync(file));
-  return grpc.credentials.createSsl(
-    read(options.serverCaFile),
-    read(options.keyFile),
-    read(options.certFile),
-  );
+  return clientTlsCredentials({
+    caFile: options.serverCaFile,
+    keyFile: options.keyFile,
+    certFile: options.certFile,
+  });
 }

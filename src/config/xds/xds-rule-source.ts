@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { messageOf } from "../../errors.js";
@@ -12,6 +11,7 @@ import {
   type RateLimitConfig,
   RateLimitConfigSchema,
 } from "../../gen/ratelimit/config/ratelimit/v3/rls_conf_pb.js";
+import { clientTlsCredentials } from "../../grpc-client-credentials.js";
 import type { RuleCompiler, RuleSource, RuleUpdate } from "../rule-source.js";
 import { RATE_LIMIT_CONFIG_TYPE_URL, ruleDocumentFromConfig } from "./rate-limit-config-conversion.js";
 import { type ReconnectPolicy, reconnectDelayMs } from "./reconnect-delay.js";
@@ -197,7 +197,6 @@ export class XdsRuleSource implements RuleSource {
   #credentials(): grpc.ChannelCredentials {
     const tls = this.#options.tls;
     if (tls === undefined) return grpc.credentials.createInsecure();
-    const read = (file: string) => (file === "" ? null : readFileSync(file));
-    return grpc.credentials.createSsl(read(tls.caFile), read(tls.keyFile), read(tls.certFile));
+    return clientTlsCredentials(tls);
   }
 }
