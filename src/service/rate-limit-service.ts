@@ -88,7 +88,9 @@ export class RateLimitService {
     }
     this.#rules = update.rules;
     counters.configLoadSuccess.add(1);
-    logger.info("Successfully loaded new configuration");
+    // The reference's line, except after the source's warning that no rule file was found: "successfully"
+    // would contradict it (the reference itself panics at start on a missing directory).
+    if (update.noRuleFiles !== true) logger.info("Successfully loaded new configuration");
     for (const listener of this.#listeners) listener(update.rules);
   }
 
