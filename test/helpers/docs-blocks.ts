@@ -1,4 +1,4 @@
-import { type Token, lexer } from "marked";
+import { lexer, type Token } from "marked";
 
 /**
  * The fenced blocks of the documentation, as docs/development.md ("Every example is a test") defines them.
@@ -45,7 +45,7 @@ export const NOT_RUNNABLE_REASONS: Readonly<Record<string, string>> = {
   docker: "no container engine here: every line is a docker command; docker run lines are parsed and checked",
   kubectl: "no cluster here: every line is a kubectl command",
   install: "installs the project (npm ci, apt-get): what .ci/run does on a clean machine",
-  suite: "the whole test suite or benchmark run: minutes to hours, run by CI and by hand",
+  suite: "tests, CI's checks and benchmarks: minutes to hours, run by CI (.ci/run) and by hand",
   "your-values": "names hosts, files or credentials of the reader's own (shown with <placeholders>)",
 };
 
@@ -88,7 +88,8 @@ export function shellExamples(page: string, source: string): ShellExample[] {
       continue;
     }
     if (!SHELL_LANGUAGES.has(block.language)) continue;
-    if (block.language !== "sh") throw new Error(`${where(block)}: shell blocks are \`sh\`, not ${block.language}`);
+    if (block.language !== "sh")
+      throw new Error(`${where(block)}: shell blocks are \`sh\`, not ${block.language}`);
     const [first, ...rest] = block.markers;
     let example: ShellExample;
     if (first === "runnable") {
@@ -97,7 +98,11 @@ export function shellExamples(page: string, source: string): ShellExample[] {
       const unknown = rest.filter((word) => word !== "background" && word !== exit);
       if (unknown.length > 0) throw new Error(`${where(block)}: unknown marker ${unknown.join(" ")}`);
       const outputs: DocBlock[] = [];
-      for (let next = blocks[i + 1]; next !== undefined && isShownOutput(next); next = blocks[i + 1 + outputs.length])
+      for (
+        let next = blocks[i + 1];
+        next !== undefined && isShownOutput(next);
+        next = blocks[i + 1 + outputs.length]
+      )
         outputs.push(next);
       const stdout = outputs.find((next) => next.markers.includes("output"));
       const stderr = outputs.find((next) => next.markers.includes("stderr"));
@@ -116,7 +121,9 @@ export function shellExamples(page: string, source: string): ShellExample[] {
     } else if (first === "not-runnable") {
       const reason = rest.join(" ");
       if (!(reason in NOT_RUNNABLE_REASONS))
-        throw new Error(`${where(block)}: not-runnable needs one of: ${Object.keys(NOT_RUNNABLE_REASONS).join(", ")}`);
+        throw new Error(
+          `${where(block)}: not-runnable needs one of: ${Object.keys(NOT_RUNNABLE_REASONS).join(", ")}`,
+        );
       example = {
         block,
         kind: "not-runnable",
@@ -127,7 +134,9 @@ export function shellExamples(page: string, source: string): ShellExample[] {
         log: undefined,
       };
     } else {
-      throw new Error(`${where(block)}: a sh block is \`sh runnable\`, \`sh runnable background\` or \`sh not-runnable <reason>\``);
+      throw new Error(
+        `${where(block)}: a sh block is \`sh runnable\`, \`sh runnable background\` or \`sh not-runnable <reason>\``,
+      );
     }
     examples.push(example);
   }
@@ -135,7 +144,9 @@ export function shellExamples(page: string, source: string): ShellExample[] {
 }
 
 function isShownOutput(block: DocBlock): boolean {
-  return block.markers.includes("output") || block.markers.includes("stderr") || block.markers.includes("log");
+  return (
+    block.markers.includes("output") || block.markers.includes("stderr") || block.markers.includes("log")
+  );
 }
 
 /** Whether each line `expected` shows ends one of `log`'s lines, in that order (`…` standing for anything). */
@@ -172,13 +183,19 @@ export function textMatches(expected: string, actual: string): boolean {
  * containing `…` matches any value whose text it matches (`"…"` matches anything).
  */
 export function jsonMatches(expected: string, actual: string): boolean {
+  let want: unknown;
+  try {
+    want = JSON.parse(expected);
+  } catch (error) {
+    throw new Error(`the page's json output block is not JSON: ${(error as Error).message}`);
+  }
   let got: unknown;
   try {
     got = JSON.parse(actual);
   } catch {
     return false;
   }
-  return valueMatches(JSON.parse(expected), got);
+  return valueMatches(want, got);
 }
 
 function valueMatches(want: unknown, got: unknown): boolean {
@@ -186,7 +203,9 @@ function valueMatches(want: unknown, got: unknown): boolean {
     return typeof got !== "object" || got === null ? linePattern(want).test(String(got)) : want === "…";
   }
   if (Array.isArray(want)) {
-    return Array.isArray(got) && got.length === want.length && want.every((item, i) => valueMatches(item, got[i]));
+    return (
+      Array.isArray(got) && got.length === want.length && want.every((item, i) => valueMatches(item, got[i]))
+    );
   }
   if (typeof want === "object" && want !== null) {
     if (typeof got !== "object" || got === null || Array.isArray(got)) return false;
@@ -194,7 +213,9 @@ function valueMatches(want: unknown, got: unknown): boolean {
     const gotKeys = Object.keys(got).sort();
     return (
       wantKeys.join("\n") === gotKeys.join("\n") &&
-      wantKeys.every((key) => valueMatches((want as Record<string, unknown>)[key], (got as Record<string, unknown>)[key]))
+      wantKeys.every((key) =>
+        valueMatches((want as Record<string, unknown>)[key], (got as Record<string, unknown>)[key]),
+      )
     );
   }
   return want === got;

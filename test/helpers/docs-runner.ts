@@ -14,9 +14,10 @@ const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * The ports the docs write, each moved to a free one (or to the page's own Redis or memcached): the daemon's
- * three, Prometheus's, an xDS server's, and 6380, where the docs show what happens when nothing listens.
+ * three, Prometheus's, an xDS server's, an OTLP collector's, and 6380, where the docs show what happens
+ * when nothing listens.
  */
-const DOCUMENTED_PORTS = [8080, 8081, 6070, 9090, 18000, 6380] as const;
+const DOCUMENTED_PORTS = [8080, 8081, 6070, 9090, 18000, 4318, 6380] as const;
 const REDIS_PORT = 6379;
 const MEMCACHED_PORT = 11211;
 
@@ -91,7 +92,8 @@ export async function runDocsPage(t: Test, page: string, examples: readonly Shel
         t.fail(`${where}: prints what ${page}:${shown.line} shows`, { expected, actual, detail });
       }
     }
-    if (ok) t.pass(`${where} runs${example.stdout || example.stderr ? " and prints what the page shows" : ""}`);
+    if (ok)
+      t.pass(`${where} runs${example.stdout || example.stderr ? " and prints what the page shows" : ""}`);
     if (example.log !== undefined) await checkLog(t, example.log, context, page);
   }
 }
@@ -110,7 +112,8 @@ async function pageContext(t: Test, examples: readonly ShellExample[]): Promise<
   for (const port of DOCUMENTED_PORTS) ports.set(port, await freePort());
   const text = examples.map((example) => example.block.text).join("\n");
   if (new RegExp(`\\b${REDIS_PORT}\\b`).test(text)) ports.set(REDIS_PORT, (await startRedis(t)).port);
-  if (new RegExp(`\\b${MEMCACHED_PORT}\\b`).test(text)) ports.set(MEMCACHED_PORT, (await startMemcached(t)).port);
+  if (new RegExp(`\\b${MEMCACHED_PORT}\\b`).test(text))
+    ports.set(MEMCACHED_PORT, (await startMemcached(t)).port);
   const env: NodeJS.ProcessEnv = { ...process.env };
   // The page's settings are the docs' and the defaults, never the test run's own.
   for (const spec of Object.values(SETTINGS_TABLE)) delete env[spec.env];
@@ -134,7 +137,7 @@ async function pageContext(t: Test, examples: readonly ShellExample[]): Promise<
 export function moved(text: string, ports: ReadonlyMap<number, number>): string {
   let out = text;
   for (const [documented, actual] of ports) {
-    out = out.replace(new RegExp(`(?<![\\d.])${documented}(?!\\d)`, "g"), String(actual));
+    out = out.replace(new RegExp(`(?<![\\w.])${documented}(?!\\w)`, "g"), String(actual));
   }
   return out;
 }
@@ -162,7 +165,12 @@ function runScript(
   });
 }
 
-async function startBackground(t: Test, script: string, context: PageContext, where: string): Promise<Background> {
+async function startBackground(
+  t: Test,
+  script: string,
+  context: PageContext,
+  where: string,
+): Promise<Background> {
   const child = spawn("bash", ["-c", script], {
     cwd: REPO,
     env: context.env,
