@@ -29,8 +29,7 @@ export interface RateLimitServiceOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   readonly nowMs?: () => number;
   /**
-   * BACKEND_FAILURE_MODE: what a decision gets when the store fails (README "When the counter store
-   * fails"); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
+   * BACKEND_FAILURE_MODE: what a decision gets when the store fails (docs/outages.md); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
    */
   readonly failureMode?: FailureMode | undefined;
 }
@@ -155,7 +154,7 @@ export class RateLimitService {
   #complete(plan: DecisionPlan, values: ArrayLike<number>): Decision {
     const nowMs = this.#nowMs();
     const decision = this.#options.engine.complete(plan, values, Math.floor(nowMs / 1000), nowMs);
-    // Refused sliding-window hits go back in the background (README "Beyond the reference").
+    // Refused sliding-window hits go back in the background (docs/algorithms.md).
     if (plan.releases.length > 0) this.#options.store.release(plan.releases);
     return decision;
   }

@@ -1,4 +1,4 @@
-// The image runs where Envoy Gateway deploys envoyproxy/ratelimit (README, "Use with Envoy Gateway"): the
+// The image runs where Envoy Gateway deploys envoyproxy/ratelimit (docs/envoy-gateway-istio.md "Use with Envoy Gateway"): the
 // daemon is started through the image's `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`, with the
 // extra arguments Envoy AI Gateway passes), in the environment Envoy Gateway's
 // internal/infrastructure/kubernetes/ratelimit/resource.go gives it — only file paths and ports are moved

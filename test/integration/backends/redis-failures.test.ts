@@ -1,4 +1,4 @@
-// Redis going away and coming back (README, "Redis"): fast errors, no queue, recovery without a
+// Redis going away and coming back (docs/backends.md "Redis"): fast errors, no queue, recovery without a
 // restart, start-up retry and give-up, health, masked credentials; and round trips per request.
 import t from "tap";
 import type { CounterIncrement } from "../../../src/engine/counter-store.js";

@@ -99,7 +99,7 @@ t.test("rule stat names", (t) => {
   t.end();
 });
 
-// Request-derived keys are capped by STATS_MAX_DYNAMIC_KEYS (README, "Compatibility notes"); the least
+// Request-derived keys are capped by STATS_MAX_DYNAMIC_KEYS (docs/compatibility.md); the least
 // recently used is evicted, its unflushed deltas kept.
 t.test("eviction at the cap keeps the evicted key's deltas for the next drain", (t) => {
   const registry = new StatsRegistry({ maxDynamicKeys: 2 });
