@@ -104,7 +104,10 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
     t.equal(seriesValue(families, "ratelimit_service_config_load_success"), 1);
     for (const name of ["process_resident_memory_bytes", "process_virtual_memory_bytes"])
       t.ok(families.has(name), `${name} (the dashboard's memory panels)`);
-    t.notOk(families.has("go_memstats_gc_cpu_fraction"), "no Go runtime metrics (README says so)");
+    t.notOk(
+      families.has("go_memstats_gc_cpu_fraction"),
+      "no Go runtime metrics (docs/envoy-gateway-istio.md says so)",
+    );
 
     t.equal(await daemon.stop(), 0, "SIGTERM stops it cleanly");
   });

@@ -31,8 +31,7 @@ t.test("statId appends sorted tags gostats-style", (t) => {
   t.end();
 });
 
-// /stats is `name: value` per line, sorted, cumulative since start, the dynamic-key gauges listed (README,
-// "Compatibility notes").
+// /stats is `name: value` per line, sorted, cumulative since start, the dynamic-key gauges listed (docs/compatibility.md).
 t.test("a new registry's snapshot", (t) => {
   t.strictSame(new StatsRegistry({ maxDynamicKeys: 3 }).snapshotLines(), [
     "ratelimit.service.global_shadow_mode: 0",
