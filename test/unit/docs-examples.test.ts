@@ -181,6 +181,45 @@ t.test("the README says what the project requires of a newcomer", async (t) => {
   t.ok(readme.split("\n").length <= 180, `short: ${readme.split("\n").length} lines`);
 });
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+    .replace(/ /g, "-");
+}
+
+t.test("every relative link of the docs leads to a file, and to a heading of it", async (t) => {
+  const root = new URL("../../", import.meta.url);
+  const anchors = new Map<string, Set<string>>();
+  const anchorsOf = (file: string): Set<string> => {
+    let found = anchors.get(file);
+    if (found === undefined) {
+      const source = readFileSync(new URL(file, root), "utf8");
+      const headings = [...source.replace(/```[\s\S]*?```/g, "").matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!);
+      found = new Set(headings.map(anchorOf));
+      anchors.set(file, found);
+    }
+    return found;
+  };
+  let checked = 0;
+  for (const page of pages) {
+    const dir = page.name.includes("/") ? page.name.slice(0, page.name.lastIndexOf("/") + 1) : "";
+    const text = page.source.replace(/```[\s\S]*?```/g, "");
+    for (const [, target = ""] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      const [path = "", anchor] = target.split("#");
+      const file = path === "" ? page.name : new URL(path, new URL(dir, "file:///r/")).pathname.slice(3);
+      checked++;
+      t.doesNotThrow(() => readFileSync(new URL(file, root)), `${page.name}: ${target} exists`);
+      if (anchor !== undefined && file.endsWith(".md")) {
+        t.ok(anchorsOf(file).has(anchor), `${page.name}: ${target} is a heading of ${file}`);
+      }
+    }
+  }
+  t.ok(checked >= 50, `${checked} links checked`);
+});
+
 t.test("a single test file run covers nothing and still exits 0 (.taprc)", async (t) => {
   const taprc = yaml.load(readFileSync(new URL("../../.taprc", import.meta.url), "utf8")) as Record<
     string,
