@@ -1,14 +1,19 @@
 # ratelimitd container image. Build: docker build -t ratelimitd .
-# Run:   docker run -p 8080:8080 -p 8081:8081 -p 6070:6070 -v "$PWD/config/ratelimit:/data/ratelimit" \
-#          -e RUNTIME_ROOT=/data -e RUNTIME_SUBDIRECTORY=ratelimit -e RUNTIME_WATCH_ROOT=false \
-#          -e BACKEND_TYPE=redis -e REDIS_SOCKET_TYPE=tcp -e REDIS_URL=redis:6379 ratelimitd
+# Run, with a Redis on a network of their own (or `docker compose up` with compose.yaml):
+#   docker network create ratelimitd
+#   docker run -d --name redis --network ratelimitd redis:7-alpine
+#   docker run --network ratelimitd -p 8080:8080 -p 8081:8081 -p 127.0.0.1:6070:6070 \
+#     -v "$PWD/config/ratelimit:/data/ratelimit" \
+#     -e RUNTIME_ROOT=/data -e RUNTIME_SUBDIRECTORY=ratelimit -e RUNTIME_WATCH_ROOT=false \
+#     -e BACKEND_TYPE=redis -e REDIS_SOCKET_TYPE=tcp -e REDIS_URL=redis:6379 ratelimitd
 # The rules are the YAML files in $RUNTIME_ROOT/$RUNTIME_SUBDIRECTORY/config (RUNTIME_APPDIRECTORY's default):
 # mount config/ratelimit, which holds only config/*.yaml, not config/ (config/local.env is no rule file). The
-# README's "Container image" section has the same line; test/e2e/container-run-line.test.ts runs its layout.
+# debug port has no authentication, so it is published on loopback only. docs/containers.md has the same
+# lines; test/e2e/container-run-line.test.ts checks both and runs their layout.
 # Build and runtime stages share one Debian release, so the native addon compiled in the first (better-sqlite3,
 # linked against glibc) loads in the last. Node 26 is the Active LTS line (Node 20 reached end of life in
-# April 2026). Envoy Gateway and Istio run the image as `/bin/ratelimit`: README, "Use with Envoy Gateway" and
-# "Use with Istio"; test/e2e/container-image.test.ts checks this file line by line.
+# April 2026). Envoy Gateway and Istio run the image as `/bin/ratelimit`: docs/envoy-gateway-istio.md;
+# test/e2e/container-image.test.ts checks this file line by line.
 
 # Dependencies: every package with install scripts off (--ignore-scripts, whatever npm the base image bundles;
 # package.json's "allowScripts" says the same to an npm that reads it), then better-sqlite3's own install: a

@@ -1,5 +1,5 @@
-// `npm run bench:outage`: ratelimitd while its Redis freezes, for each BACKEND_FAILURE_MODE (README, the
-// "Backend outages (ratelimitd)" settings). Per mode: a private redis-server and this process's load on CPU 0,
+// `npm run bench:outage`: ratelimitd while its Redis freezes, for each BACKEND_FAILURE_MODE (docs/settings.md,
+// the "Backend outages (ratelimitd)" table). Per mode: a private redis-server and this process's load on CPU 0,
 // the built daemon (dist/) on CPU 1 with BACKEND_TYPE=redis, REDIS_TIMEOUT=1s and bench/rules/outage, and an
 // open-loop gRPC load (half `plain`, half `tight` descriptors) recorded call by call. Phases: before (Redis
 // healthy), during (redis-server stopped with SIGSTOP), after (SIGCONT). "During" is split where the circuit

@@ -2,7 +2,7 @@
 /**
  * ratelimit-client: sends one ShouldRateLimit request, as the reference's `ratelimit_client`.
  *   ratelimit-client -dial_string localhost:8081 -domain rl -descriptors generic_key=default
- * With -explain, asks the daemon's debug port what that call would be answered, and why (README "CLI client").
+ * With -explain, asks the daemon's debug port what that call would be answered, and why (docs/cli.md "ratelimit-client").
  * Exit code 0 when the service answered (OK or OVER_LIMIT; -explain: any explain answer), 1 on a connection or
  * request error, 2 on bad flags.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * ratelimitd: the rate-limit daemon. Reads settings from the environment (see README), serves gRPC
+ * ratelimitd: the rate-limit daemon. Reads settings from the environment (see docs/settings.md), serves gRPC
  * (GRPC_PORT, 8081), HTTP (PORT, 8080) and debug (DEBUG_PORT, 6070), and stops gracefully on
  * SIGTERM, SIGINT and SIGHUP (as the reference; SIGHUP does not reload). `-h`/`--help` prints the usage.
  * Exit code 0 after a graceful stop or help, 1 on invalid settings or a failed start, 2 on arguments.

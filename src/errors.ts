@@ -88,7 +88,7 @@ export class BackendError extends RatelimitdError {
 
 /**
  * The counter store was not asked at all: its circuit breaker is open, or BACKEND_MAX_PENDING calls are
- * already waiting on it (README "When the counter store fails"). Answered by BACKEND_FAILURE_MODE like any
+ * already waiting on it (docs/outages.md). Answered by BACKEND_FAILURE_MODE like any
  * backend failure, but it is not a failed call: it never counts towards opening the breaker.
  */
 export class BackendUnavailableError extends BackendError {

@@ -75,7 +75,7 @@ export function writeReport({ results, micro, rounds, seconds, load, latencyLoad
       "≥ 0.75",
       byRole.memoryUsers.rps / byRole.memory1.rps >= 0.75,
     ),
-    // The extensions against the fixed window of the same descriptor count (README "Beyond the reference").
+    // The extensions against the fixed window of the same descriptor count (docs/algorithms.md).
     ...[
       ["sliding1", "redis1", "sliding window, 1 descriptor"],
       ["sliding5", "redis5", "sliding window, 5 descriptors"],

@@ -1,4 +1,4 @@
-// Micro-benchmark of the operator console's once-a-second sample (README "Operator console"): how long one
+// Micro-benchmark of the operator console's once-a-second sample (docs/console.md): how long one
 // TrafficSampler.sample() blocks the event loop for rule sets of 1,000 to 200,000 configured keys, when no
 // rule moved and when a tenth of them did. Needs a built dist/.
 // Usage: node micro/console-sampler.mjs   (ms per sample, median of 9, per case; --json for machine output)

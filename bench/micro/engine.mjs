@@ -56,7 +56,7 @@ const request5 = rateLimitRequest(5);
 const bytes1 = toBinary(RateLimitRequestSchema, request1);
 const decision = engine.complete(engine.plan(rules, request1, 1_800_000_000), [1], 1_800_000_000);
 
-// The extensions (README "Beyond the reference"): the same calls for sliding windows and token buckets.
+// The extensions (docs/algorithms.md): the same calls for sliding windows and token buckets.
 const extended = buildRuleSet(
   [
     parseRuleYaml(

@@ -1,4 +1,4 @@
-// Micro-benchmark of a decision while the circuit breaker is open (README "When the counter store fails"):
+// Micro-benchmark of a decision while the circuit breaker is open (docs/outages.md):
 // RateLimitService over a remote store whose breaker is open, per BACKEND_FAILURE_MODE, beside the same
 // decision counted by the memory store. Needs a built dist/.
 // Usage: node micro/outage.mjs   (ns/op per case; --json for machine output)

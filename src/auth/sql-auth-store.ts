@@ -32,6 +32,15 @@ export class SqlAuthStore {
     return found.rows.length > 0;
   }
 
+  /** Whether any user holds `capability` (an administrator exists, for `manage_options`). */
+  async anyoneHolds(capability: string): Promise<boolean> {
+    const found = await this.db.query(
+      "SELECT 1 AS held FROM user_capabilities WHERE capability = $1 LIMIT 1",
+      [capability],
+    );
+    return found.rows.length > 0;
+  }
+
   /** Grants a capability; true when the user did not have it yet. */
   async grant(userId: number, capability: string, nowMs: number): Promise<boolean> {
     try {

@@ -27,7 +27,7 @@ export type BreakerTransition =
 export type Admission = "refused" | "call" | "probe";
 
 /**
- * A circuit breaker in front of a counter store (README "When the counter store fails"), free of I/O: the
+ * A circuit breaker in front of a counter store (docs/outages.md), free of I/O: the
  * caller asks {@link admit} before each call and reports its outcome. Closed, it counts consecutive
  * failures and opens at `failures`. Open, it refuses every call until the cooldown has passed, then admits
  * exactly one probe (refusing the rest meanwhile): a probe that succeeds closes it, one that fails opens it

@@ -1,7 +1,7 @@
 /**
  * What a client may be told about a backend failure. Socket and driver errors name addresses
  * (`connect ECONNREFUSED 10.0.0.7:6379`), and the deployment's label comes from REDIS_URL: both belong in
- * the log only (README "Redis"). Clients get a short reason instead, such as `connection refused`.
+ * the log only (docs/backends.md "Redis"). Clients get a short reason instead, such as `connection refused`.
  */
 
 /** A failure whose message may name addresses, carrying the short reason a client may be shown. */

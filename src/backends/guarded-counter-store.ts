@@ -20,7 +20,7 @@ export interface StoreGuardOptions {
 
 /**
  * A remote counter store (Redis, memcached) behind one circuit breaker and one bound on pending calls —
- * the same for every backend (README "When the counter store fails"). A call the breaker or the bound
+ * the same for every backend (docs/outages.md). A call the breaker or the bound
  * refuses fails at once with a {@link BackendUnavailableError} and never reaches the store; a call that
  * fails for the backend's sake (an error or a timeout) counts towards opening the breaker. Everything
  * else passes through.

@@ -24,11 +24,11 @@ const MOST_USED = [
 ] as const;
 
 /**
- * The README shipped with the package (`files` in package.json), which holds the full settings table: two
- * folders up from `src/cli/`, three from the built `dist/src/cli/`.
+ * The settings page shipped with the package (`docs` is in package.json's `files`), which holds every
+ * setting's table: two folders up from `src/cli/`, three from the built `dist/src/cli/`.
  */
-export function readmePath(): string {
-  const candidates = ["../../README.md", "../../../README.md"].map((relative) =>
+export function settingsPagePath(): string {
+  const candidates = ["../../docs/settings.md", "../../../docs/settings.md"].map((relative) =>
     fileURLToPath(new URL(relative, import.meta.url)),
   );
   return candidates.find((path) => existsSync(path)) ?? candidates[1]!;
@@ -60,7 +60,7 @@ export function daemonUsage(): string {
     "Most used settings, with their defaults:",
     ...rows.flatMap(([name, value, description]) => [`  ${name}=${value}`, `      ${description}`]),
     "",
-    `Every setting, with its default and meaning: the "Settings" section of ${readmePath()}`,
+    `Every setting, with its default and meaning: ${settingsPagePath()}`,
     "",
   ].join("\n");
 }

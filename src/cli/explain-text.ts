@@ -1,7 +1,7 @@
 import { type TreeNode, treeLines } from "./text-tree.js";
 
 /**
- * The answer of `POST /explain` on the debug port (README "Explain"), as far as the client prints it. Every
+ * The answer of `POST /explain` on the debug port (docs/explain.md), as far as the client prints it. Every
  * field is optional here: the printer shows what the daemon sent and skips what it did not.
  */
 export interface ExplainAnswer {
@@ -132,7 +132,7 @@ function ruleText(descriptor: ExplainedDescriptor): string {
   if (origin == null) return descriptor.rule;
   if (origin.xdsResource !== undefined)
     return `${descriptor.rule} (xDS resource ${origin.xdsResource}@${origin.version ?? "?"})`;
-  // A line is null when the file no longer holds the text that was loaded (README "Explain a decision").
+  // A line is null when the file no longer holds the text that was loaded (docs/explain.md).
   const line = origin.line == null ? "" : `:${origin.line}`;
   return `${descriptor.rule} (${origin.file ?? "?"}${line})`;
 }

@@ -6,7 +6,7 @@ import { unitName } from "../engine/units.js";
  * before children, `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <b>, quota_mode: <b>`.
  * The reference's order is Go map order (random); ratelimitd uses configuration order.
  *
- * A limit using the extensions (README "Beyond the reference") adds `, algorithm=<a>, burst=<n>,
+ * A limit using the extensions (docs/algorithms.md) adds `, algorithm=<a>, burst=<n>,
  * unit_multiplier=<m>` (burst for token_bucket only); a `rate_limits` list of several limits prints one line per limit, its key followed
  * by ` rate_limits[<i>]`. Lines of plain rules are exactly the reference's.
  */

@@ -16,7 +16,7 @@ export interface DescriptorDocument {
   readonly value: string;
   readonly rateLimit: RateLimitDocument | undefined;
   /**
-   * `rate_limits:`, several limits checked together (README "Beyond the reference"); undefined when the
+   * `rate_limits:`, several limits checked together (docs/algorithms.md); undefined when the
    * descriptor does not have the key. Setting it together with `rateLimit` is an error.
    */
   readonly rateLimits?: readonly RateLimitDocument[] | undefined;

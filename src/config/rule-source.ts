@@ -3,7 +3,15 @@ import type { RuleDocument } from "./rule-document.js";
 
 /** The outcome of one (re)load: a complete new rule set, or why there is none. */
 export type RuleUpdate =
-  | { readonly ok: true; readonly rules: RuleSet }
+  | {
+      readonly ok: true;
+      readonly rules: RuleSet;
+      /**
+       * Set when the load found no rule files and the source has already warned why (a missing or empty
+       * rule directory): the service then adds no "Successfully loaded" line after that warning.
+       */
+      readonly noRuleFiles?: true;
+    }
   | { readonly ok: false; readonly error: Error };
 
 /**

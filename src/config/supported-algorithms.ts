@@ -5,7 +5,7 @@ import { ConfigError } from "../errors.js";
 /**
  * Refuses a rule set that asks the counter store for an algorithm it cannot count (memcached counts fixed
  * windows only): the first such rule, by its full key, with the algorithm and the backend. Thrown while the
- * rules load, so the whole set is refused and the previous rules stay (README "Beyond the reference").
+ * rules load, so the whole set is refused and the previous rules stay (docs/algorithms.md).
  */
 export function refuseUnsupportedAlgorithms(
   rules: RuleSet,

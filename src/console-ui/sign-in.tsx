@@ -43,8 +43,11 @@ function SignInForm() {
   return (
     <form data-testid="signin-form" class="card form signin" noValidate onSubmit={submit}>
       <h2>Sign in</h2>
-      <p class="muted">
-        Use an e-mail address and an <em>application password</em> of a user holding manage_options.
+      <p class="muted" data-testid="signin-help">
+        Sign in with an e-mail address and an <em>application password</em> of a user holding manage_options —
+        not the password the account was created with. Application passwords come from{" "}
+        <code>ADMIN_EMAIL</code> and <code>ADMIN_APP_PASSWORD</code> at start-up, or from{" "}
+        <code>ratelimitd-admin app-password create &lt;e-mail&gt; &lt;name&gt;</code>.
       </p>
       <label>
         e-mail address

@@ -15,7 +15,7 @@ import type { ObservabilitySide } from "./observability-side.js";
 /**
  * A remote store behind the circuit breaker (BACKEND_BREAKER_*, none when BACKEND_BREAKER_FAILURES=0) and
  * BACKEND_MAX_PENDING, with the `ratelimit.backend.breaker_open` gauge and a warn line per transition; the
- * memory store as it is. README "When the counter store fails".
+ * memory store as it is. docs/outages.md.
  */
 export function guardedStore(store: CounterStore, settings: Settings, observability: ObservabilitySide) {
   if (!store.capabilities.remote) return store;

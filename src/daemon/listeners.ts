@@ -21,6 +21,17 @@ import { HttpListener } from "../transports/http/http-listener.js";
 import { exactRoute, type HttpRoute } from "../transports/http/http-route.js";
 import { jsonHandler } from "../transports/http/json-handler.js";
 import type { Http2Limits } from "../transports/server/http2-limits.js";
+import { listeningAsSet } from "./listen-errors.js";
+
+/**
+ * Where a browser on this machine opens the console: a wildcard DEBUG_HOST (`0.0.0.0`, `::`, empty) is
+ * reached as `localhost`; an IPv6 address goes in brackets.
+ */
+export function consoleUrl(debugHost: string, debugPort: number): string {
+  const wildcard = debugHost === "" || debugHost === "0.0.0.0" || debugHost === "::";
+  const host = wildcard ? "localhost" : debugHost.includes(":") ? `[${debugHost}]` : debugHost;
+  return `http://${host}:${debugPort}/console`;
+}
 
 /** Ports actually bound (differs from the settings when they ask for port 0). */
 export interface BoundAddresses {
@@ -76,20 +87,33 @@ export class Listeners {
     const { settings, logger } = this.#parts;
     if (this.#prometheus !== undefined) {
       const { host, port } = settings.prometheusListen;
-      await this.#prometheus.listen(host, port);
+      await listeningAsSet("PROMETHEUS_ADDR", settings.prometheusAddr, this.#prometheus.listen(host, port));
       logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
     }
-    const debugPort = await this.#debug.listen(settings.debugHost, settings.debugPort);
-    logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
-    const grpc = await this.#grpc.listen(
-      settings.grpcUds !== ""
-        ? { path: settings.grpcUds }
-        : { host: settings.grpcHost, port: settings.grpcPort },
+    const debugPort = await listeningAsSet(
+      "DEBUG_PORT",
+      String(settings.debugPort),
+      this.#debug.listen(settings.debugHost, settings.debugPort),
     );
+    logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
+    if (this.#parts.console !== undefined) {
+      logger.warn(`Operator console at ${consoleUrl(settings.debugHost, debugPort)}`);
+    }
+    const grpc = await (settings.grpcUds !== ""
+      ? listeningAsSet("GRPC_UDS", settings.grpcUds, this.#grpc.listen({ path: settings.grpcUds }))
+      : listeningAsSet(
+          "GRPC_PORT",
+          String(settings.grpcPort),
+          this.#grpc.listen({ host: settings.grpcHost, port: settings.grpcPort }),
+        ));
     logger.warn(
       `Listening for gRPC on '${settings.grpcUds !== "" ? settings.grpcUds : `${settings.grpcHost}:${this.#grpc.port}`}'`,
     );
-    const httpPort = await this.#http.listen(settings.host, settings.port);
+    const httpPort = await listeningAsSet(
+      "PORT",
+      String(settings.port),
+      this.#http.listen(settings.host, settings.port),
+    );
     logger.warn(`Listening for HTTP on '${settings.host}:${httpPort}'`);
     return { http: httpPort, debug: debugPort, grpc };
   }

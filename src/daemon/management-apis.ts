@@ -122,7 +122,8 @@ export class ManagementApis {
 
   async #afterDatabaseReady(): Promise<void> {
     const { adminEmail, adminAppPassword } = this.#settings;
-    if (adminEmail !== "") {
+    if (adminEmail === "") await this.#sayHowToGetAnAdministrator();
+    else {
       try {
         const changes = await bootstrapAdmin({
           email: adminEmail,
@@ -140,4 +141,23 @@ export class ManagementApis {
     }
     this.#worker?.start();
   }
+
+  /**
+   * A first run (no user holds manage_options, no ADMIN_EMAIL): one line at info saying how to get the
+   * credential the console's sign-in and the migrations API want. Nothing reachable without credentials
+   * creates one; the operator does, through the daemon's own settings or ratelimitd-admin.
+   */
+  async #sayHowToGetAnAdministrator(): Promise<void> {
+    try {
+      if (await this.#authStore.anyoneHolds(MANAGE_OPTIONS)) return;
+      this.#logger.info(NO_ADMINISTRATOR_YET);
+    } catch (error) {
+      // Only a hint: the database's own failures are logged by ManagedDatabase.
+      this.#logger.debug(`could not look for an administrator: ${messageOf(error)}`);
+    }
+  }
 }
+
+/** The first-run hint of {@link ManagementApis} (docs/console.md, "First sign-in"). */
+export const NO_ADMINISTRATOR_YET =
+  "no administrator yet: the console's Users and Migrations pages and the migrations API need the e-mail address and an application password of a user holding manage_options; to create one, start the daemon with ADMIN_EMAIL=<your e-mail address> and ADMIN_APP_PASSWORD=<an application password of 16 or more characters>";

@@ -53,7 +53,7 @@ export function managementRoutes(
 
 /**
  * The same users and migrations routes for the operator console, under `/console/api` on the debug port
- * (README "Operator console"): every request needs `manage_options` credentials (`access` says so), and a
+ * (docs/console.md): every request needs `manage_options` credentials (`access` says so), and a
  * 401 carries no `WWW-Authenticate`, so browsers never prompt for or remember credentials themselves.
  */
 export function consoleManagementRoutes(

@@ -38,7 +38,7 @@ const MAX_LIVE_PAGES = 32;
 const MAX_RULE_NODES = 2000;
 
 /**
- * The operator console (CONSOLE_ENABLED, on the debug port; README "Operator console"): its route, and the
+ * The operator console (CONSOLE_ENABLED, on the debug port; docs/console.md): its route, and the
  * sampler that turns the stats the daemon keeps anyway into the live stream, once a second.
  */
 export class OperatorConsole {

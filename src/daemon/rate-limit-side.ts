@@ -12,6 +12,7 @@ import type { StatsRegistry } from "../observability/stats-registry.js";
 import { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
+import { UnknownDomainLog } from "../service/unknown-domain-log.js";
 import type { Settings } from "../settings/load-settings.js";
 import { failureMode, guardedStore } from "./backend-outages.js";
 import { counterStoreOptions } from "./counter-store-options.js";
@@ -59,7 +60,15 @@ export class RateLimitSide {
         : undefined;
     this.#store =
       options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
-    const engineSettings = engineOptions(settings, observability, localCache, this.requestLimits);
+    // Requests naming a domain no rule defines are said once per domain (the rules are read lazily).
+    const unknownDomains = new UnknownDomainLog({
+      log: throttledLog,
+      knownDomains: () => this.service.rules?.domains.keys() ?? [],
+    });
+    const engineSettings = {
+      ...engineOptions(settings, observability, localCache, this.requestLimits),
+      stats: unknownDomains.watching(stats),
+    };
     const engine = new DecisionEngine(engineSettings);
     // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
     const traced = settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store;
@@ -91,6 +100,7 @@ export class RateLimitSide {
       rules: () => this.service.rules,
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
+    this.service.onRulesChange(() => unknownDomains.reset());
     this.#registerHealth(options.health);
     this.#ruleSource = createRuleSource(settings, stats, logger, this.#store);
   }

@@ -102,7 +102,7 @@ export class ManagedDatabase implements SqlDatabase {
           // No retry would help (a read-only root file system, a directory the user cannot write): say
           // once what to change; rate limiting goes on without the users and migrations APIs.
           logger.warn(
-            `database ${where} cannot be used, the users and migrations APIs are off: ${this.#lastError}; set DATABASE_URL to a writable sqlite: file (README, Container image) or to postgres://`,
+            `database ${where} cannot be used, the users and migrations APIs are off: ${this.#lastError}; set DATABASE_URL to a writable sqlite: file (docs/containers.md) or to postgres://`,
           );
           return false;
         }

@@ -7,7 +7,7 @@ export type ParsedLogQuery = { ok: true; query: LogQuery } | { ok: false; messag
 const ORDER_BY = ["id", "type", "created_at"] as const;
 
 /**
- * Reads the logs route's query parameters (README, "Migrations API"): `type` / `not-type` (comma-separated log
+ * Reads the logs route's query parameters (docs/migrations-api.md): `type` / `not-type` (comma-separated log
  * types, not both), `search`, `limit` (1–200, default 100), `offset` (≥ 0, default 0), `order`
  * (ASC/DESC, any case, default DESC), `order-by` (id, type, created_at; default created_at).
  */

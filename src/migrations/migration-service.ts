@@ -50,7 +50,7 @@ export interface MigrationServiceOptions {
 /**
  * The migrations API's operations, shared by the REST routes, the Connect service and the admin CLI.
  * Refusals are `NotFoundError` (404), `InvalidArgumentError` (400) and `ConflictError` (409: an execution
- * already active, or a rollback of a migration already rolled back) with the messages README's "Migrations API" lists
+ * already active, or a rollback of a migration already rolled back) with the messages docs/migrations-api.md lists
  * and test/e2e/migrations/migrations-api-execution-cases.ts asserts.
  */
 export class MigrationService {

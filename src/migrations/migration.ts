@@ -23,7 +23,7 @@ export interface BatchContext extends MigrationContext {
 }
 
 /**
- * A registered, batched, reversible data change over ratelimitd's own data (README, "Migrations API").
+ * A registered, batched, reversible data change over ratelimitd's own data (docs/migrations-api.md).
  *
  * Each batch runs in one database transaction, together with the bookkeeping that records it: a batch is
  * either applied and recorded, or neither — so a crash never makes a batch run twice or get lost. Use only

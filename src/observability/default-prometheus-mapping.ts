@@ -3,7 +3,7 @@
  * PROMETHEUS_MAPPER_YAML is empty: rule stats of 2-segment keys get `domain`/`key1`, deeper keys
  * `domain`/`key1`/`key2` (further segments dropped), errors `err_type`, server stats `grpc_method`, and the
  * response-time histogram is scaled from milliseconds to seconds. Two mappings of ours follow the
- * reference's, for stats only ratelimitd has (README "When the counter store fails").
+ * reference's, for stats only ratelimitd has (docs/outages.md).
  */
 export const DEFAULT_PROMETHEUS_MAPPING = `mappings:
 ${ruleStats()}

@@ -4,7 +4,7 @@ import type { StatsSink } from "./stats-sink.js";
 
 /**
  * Drains the registry into every sink each STATS_FLUSH_INTERVAL (several sinks at once are allowed:
- * README "Metrics: Prometheus and DogStatsD"). With no sink, counters still accumulate for `/stats`.
+ * docs/production.md "Metrics: Prometheus and DogStatsD"). With no sink, counters still accumulate for `/stats`.
  */
 export class StatsFlusher {
   #timer: NodeJS.Timeout | undefined;

@@ -73,8 +73,8 @@ function countersOf(stats: RuleStats): StatCounter[] {
 /**
  * Every stat of the process, with the reference's names. Stats of configured rules and of the service are
  * kept for the life of the process; stats whose keys come from requests (overrides, detailed_metric,
- * value_to_metric, unknown domains) live in a bounded LRU (`STATS_MAX_DYNAMIC_KEYS`, README "Compatibility
- * notes"). An evicted key's unflushed counts still reach the sinks at the next flush.
+ * value_to_metric, unknown domains) live in a bounded LRU (`STATS_MAX_DYNAMIC_KEYS`,
+ * docs/compatibility.md). An evicted key's unflushed counts still reach the sinks at the next flush.
  */
 export class StatsRegistry implements EngineStats {
   readonly #pinned = new Map<string, StatCounter>();

@@ -23,7 +23,7 @@ export interface DecisionExplainerOptions {
 }
 
 /**
- * `POST /explain` (README "Explain a decision"): the decision a request would get now, with the story of
+ * `POST /explain` (docs/explain.md): the decision a request would get now, with the story of
  * each descriptor — the search level by level, the rule and where it was configured, overrides,
  * `replaces`, `unlimited`, shadow and quota mode, the limits with their counters' current values — without
  * counting anything: the counters are read, never written, no stat moves and the local over-limit cache is

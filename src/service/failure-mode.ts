@@ -28,7 +28,7 @@ const LOG_KIND = "backend failure mode";
 
 /**
  * What a decision gets when its counter store failed, timed out, or was not asked (breaker open, too many
- * calls pending) — README "When the counter store fails": `error` fails the call as the reference does,
+ * calls pending) — docs/outages.md: `error` fails the call as the reference does,
  * `allow` and `deny` answer from the plan alone, `local` decides in process. Every such decision is counted
  * in `backend_failure.<mode>`; those not failed are logged at warn, at most a line a second with a count.
  */

@@ -2,7 +2,7 @@
 export type HealthComponent = "backend" | "config" | "sigterm";
 
 /**
- * Overall health = every registered component healthy (README "Endpoints"). Mirrored to `/healthcheck`
+ * Overall health = every registered component healthy (docs/endpoints.md). Mirrored to `/healthcheck`
  * and to the gRPC health service `ratelimit`.
  */
 export class HealthChecker {

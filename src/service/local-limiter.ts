@@ -16,7 +16,7 @@ export interface LocalLimiterOptions {
 
 /**
  * BACKEND_FAILURE_MODE=local: decides a request the counter store could not count with the same rules and
- * algorithms in process, each limit scaled to this replica's share (README "When the counter store fails").
+ * algorithms in process, each limit scaled to this replica's share (docs/outages.md).
  * Its counts stay here: nothing is written back to the store when it returns.
  */
 export class LocalLimiter {

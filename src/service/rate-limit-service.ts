@@ -29,8 +29,7 @@ export interface RateLimitServiceOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   readonly nowMs?: () => number;
   /**
-   * BACKEND_FAILURE_MODE: what a decision gets when the store fails (README "When the counter store
-   * fails"); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
+   * BACKEND_FAILURE_MODE: what a decision gets when the store fails (docs/outages.md); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
    */
   readonly failureMode?: FailureMode | undefined;
 }
@@ -88,7 +87,9 @@ export class RateLimitService {
     }
     this.#rules = update.rules;
     counters.configLoadSuccess.add(1);
-    logger.info("Successfully loaded new configuration");
+    // The reference's line, except after the source's warning that no rule file was found: "successfully"
+    // would contradict it (the reference itself panics at start on a missing directory).
+    if (update.noRuleFiles !== true) logger.info("Successfully loaded new configuration");
     for (const listener of this.#listeners) listener(update.rules);
   }
 
@@ -153,7 +154,7 @@ export class RateLimitService {
   #complete(plan: DecisionPlan, values: ArrayLike<number>): Decision {
     const nowMs = this.#nowMs();
     const decision = this.#options.engine.complete(plan, values, Math.floor(nowMs / 1000), nowMs);
-    // Refused sliding-window hits go back in the background (README "Beyond the reference").
+    // Refused sliding-window hits go back in the background (docs/algorithms.md).
     if (plan.releases.length > 0) this.#options.store.release(plan.releases);
     return decision;
   }

@@ -7,7 +7,7 @@ export interface User {
 
 /**
  * The users API's error texts, byte for byte those of the case-study service clients were written
- * against (README, "Users API"; test/e2e/users/users-api-cases.ts).
+ * against (docs/users-api.md; test/e2e/users/users-api-cases.ts).
  */
 export const USER_ERROR_TEXT = {
   badRequest: "Bad request",

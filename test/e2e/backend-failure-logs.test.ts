@@ -47,7 +47,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         REDIS_URL: `redis://limiter:s3cret-pw@${server.url}`,
         REDIS_POOL_SIZE: "2",
         // Every call goes to Redis and fails on its own: the circuit breaker's answers are
-        // test/e2e/outages/*'s (README "When the counter store fails").
+        // test/e2e/outages/*'s (docs/outages.md).
         BACKEND_BREAKER_FAILURES: "0",
         LOG_LEVEL: "info",
         LOG_FORMAT: "json",

@@ -1,4 +1,4 @@
-// The extensions through the daemon (README "Beyond the reference"): unit_multiplier in current_limit's
+// The extensions through the daemon (docs/algorithms.md): unit_multiplier in current_limit's
 // field 4 on the gRPC fast path and /json, absent for plain rules; the legacy RateLimit-* headers of a token
 // bucket; an Envoy-only client unaffected; and memcached refusing a rule set that asks for another algorithm
 // while the old rules keep answering.

@@ -1,4 +1,4 @@
-// ratelimit-client -explain against the built daemon (README "CLI client"): the printed tree, -json, and that
+// ratelimit-client -explain against the built daemon (docs/cli.md "ratelimit-client"): the printed tree, -json, and that
 // explaining counts nothing — the real decision after it gets what the explain said it would.
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";

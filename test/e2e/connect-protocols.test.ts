@@ -1,4 +1,4 @@
-// One port, many protocols (README, the gRPC row of the ports table at the top): the RLS and health services
+// One port, many protocols (docs/endpoints.md, the gRPC row of the ports table): the RLS and health services
 // over Connect (JSON and binary), gRPC-Web and compressed gRPC give the same answers as plain gRPC.
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import {

@@ -1,4 +1,4 @@
-// GRPC_MAX_CONNECTION_AGE and _GRACE (README, "Connection ageing"; grpc-go keepalive): an HTTP/2 connection
+// GRPC_MAX_CONNECTION_AGE and _GRACE (docs/production.md "Connection ageing"; grpc-go keepalive): an HTTP/2 connection
 // gets GOAWAY once it is older than the age (±10 % jitter); calls already started complete; whatever is still
 // open after the grace is closed; gRPC clients move to a new connection without failing a call (a call racing
 // the GOAWAY is refused unprocessed, and they retry it).

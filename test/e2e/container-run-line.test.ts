@@ -1,33 +1,68 @@
-// The container image's documented run line (README "Container image" and the Dockerfile's header) works:
-// no container engine runs here, so the test lays out on the host what `docker run` would give the image —
-// a temporary directory stands in for the container's root, the repository's folders are copied where the
-// `-v` options mount them, the `-e` settings are passed with container paths moved under that root — then
-// starts the built daemon in it and checks that the example rules load and decide.
+// The container image's documented run lines (docs/containers.md and the Dockerfile's header) work: no
+// container engine runs here, so the test checks that both document the same commands — a network, a Redis
+// container named `redis` on it, ratelimitd on it too — then lays out on the host what `docker run` would give
+// the image: a temporary directory stands in for the container's root, the repository's folders are copied
+// where the `-v` options mount them, the `-e` settings are passed with container paths moved under that root,
+// then the built daemon starts in it and the test checks that the example rules load and decide.
 import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
-import { type DockerRunLine, parseDockerRunLine } from "../helpers/docker-run-line.js";
+import { type DockerRunLine, dockerCommands, parseDockerRunLine } from "../helpers/docker-run-line.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { requireBinaries, startRedis } from "../helpers/redis-servers.js";
 import { stayInsideWindow } from "../helpers/window-guard.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const readme = readFileSync(join(REPO, "README.md"), "utf8");
+const page = readFileSync(join(REPO, "docs/containers.md"), "utf8");
 const dockerfile = readFileSync(join(REPO, "Dockerfile"), "utf8");
-const containerSection = readme.slice(readme.indexOf("### Container image"));
+const imageSection = page.slice(page.indexOf("## The image"), page.indexOf("## Compose"));
+const DOCKERFILE_COMMENT = /^#\s*(Run[^:]*:)?/;
+const dockerfileHeader = dockerfile.split("\nFROM ")[0]!;
 
 const documented: Record<string, DockerRunLine> = {
-  "README.md (Container image)": parseDockerRunLine(containerSection),
-  "Dockerfile (header)": parseDockerRunLine(dockerfile.split("\nFROM ")[0]!, /^#\s*(Run:)?/),
+  "docs/containers.md (The image)": parseDockerRunLine(imageSection),
+  "Dockerfile (header)": parseDockerRunLine(dockerfileHeader, "ratelimitd", DOCKERFILE_COMMENT),
 };
 
-t.test("the README and the Dockerfile's header document the same run line", async (t) => {
+t.test("docs/containers.md and the Dockerfile's header document the same commands", async (t) => {
+  const commands = (text: string, prefix?: RegExp) =>
+    dockerCommands(text, prefix).filter((words) => words[0] !== "build");
+  t.strictSame(commands(dockerfileHeader, DOCKERFILE_COMMENT), commands(imageSection));
+  t.strictSame(commands(imageSection), [
+    ["network", "create", "ratelimitd"],
+    ["run", "-d", "--name", "redis", "--network", "ratelimitd", "redis:7-alpine"],
+    [
+      "run",
+      ...["--network", "ratelimitd", "-p", "8080:8080", "-p", "8081:8081", "-p", "127.0.0.1:6070:6070"],
+      ...["-v", "$PWD/config/ratelimit:/data/ratelimit"],
+      ...[
+        "-e",
+        "RUNTIME_ROOT=/data",
+        "-e",
+        "RUNTIME_SUBDIRECTORY=ratelimit",
+        "-e",
+        "RUNTIME_WATCH_ROOT=false",
+      ],
+      ...[
+        "-e",
+        "BACKEND_TYPE=redis",
+        "-e",
+        "REDIS_SOCKET_TYPE=tcp",
+        "-e",
+        "REDIS_URL=redis:6379",
+        "ratelimitd",
+      ],
+    ],
+  ]);
   const [readmeLine, dockerfileLine] = Object.values(documented);
   t.strictSame(dockerfileLine, readmeLine);
   t.strictSame(readmeLine, {
-    ports: ["8080:8080", "8081:8081", "6070:6070"],
+    name: undefined,
+    network: "ratelimitd",
+    detached: false,
+    ports: ["8080:8080", "8081:8081", "127.0.0.1:6070:6070"],
     volumes: [{ source: "$PWD/config/ratelimit", target: "/data/ratelimit" }],
     env: {
       RUNTIME_ROOT: "/data",
@@ -38,7 +73,11 @@ t.test("the README and the Dockerfile's header document the same run line", asyn
       REDIS_URL: "redis:6379",
     },
     image: "ratelimitd",
+    args: [],
   });
+  const redis = parseDockerRunLine(imageSection, "redis:7-alpine");
+  t.equal(redis.name, "redis", "the Redis container is the `redis` of REDIS_URL=redis:6379");
+  t.equal(redis.network, readmeLine?.network, "on the same network");
 });
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
@@ -51,7 +90,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         mkdirSync(join(root, target), { recursive: true });
         cpSync(from, join(root, target), { recursive: true });
       }
-      // The `redis` host of the documented REDIS_URL is this test's own server.
+      // The `redis` host of the documented REDIS_URL (the container named redis) is this test's own server.
       const redis = await startRedis(t);
       const env: Record<string, string> = { NODE_ENV: "production" };
       for (const [name, value] of Object.entries(line.env)) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import t from "tap";
 import { distEntry } from "../helpers/daemon-process.js";
 
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const SETTINGS_PAGE = fileURLToPath(new URL("../../docs/settings.md", import.meta.url));
 
 /**
  * Runs `ratelimitd` with only PATH in its environment (the reference's defaults). A daemon that started
@@ -73,7 +73,7 @@ t.test("-h, -help and --help print the usage on stdout and exit 0", async (t) =>
     );
     t.equal(
       lines.at(-2),
-      `Every setting, with its default and meaning: the "Settings" section of ${README}`,
+      `Every setting, with its default and meaning: ${SETTINGS_PAGE}`,
       "where the full table is",
     );
   }

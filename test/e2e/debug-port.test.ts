@@ -1,5 +1,5 @@
-// The debug port (README, "Endpoints" and "Compatibility notes"): listing, /rlconfig, /stats, Node profiles;
-// heap snapshots only with DEBUG_HEAP_SNAPSHOT_ENABLED, one at a time (README "Endpoints").
+// The debug port (docs/endpoints.md and "Compatibility notes"): listing, /rlconfig, /stats, Node profiles;
+// heap snapshots only with DEBUG_HEAP_SNAPSHOT_ENABLED, one at a time (docs/endpoints.md).
 import { type IncomingMessage, request } from "node:http";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";

@@ -1,6 +1,6 @@
-// DogStatsD (README, "Metrics: Prometheus and DogStatsD"): with USE_DOG_STATSD the flushed stats reach a
+// DogStatsD (docs/production.md "Metrics: Prometheus and DogStatsD"): with USE_DOG_STATSD the flushed stats reach a
 // DogStatsD server over UDP with EXTRA_TAGS and mogrifier tags, while Prometheus serves the same counts
-// (several sinks at once, README "Compatibility notes").
+// (several sinks at once, docs/compatibility.md).
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 import { envoyRlsClient } from "../helpers/envoy-rls-client.js";

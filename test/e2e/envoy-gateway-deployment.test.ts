@@ -1,4 +1,4 @@
-// The image runs where Envoy Gateway deploys envoyproxy/ratelimit (README, "Use with Envoy Gateway"): the
+// The image runs where Envoy Gateway deploys envoyproxy/ratelimit (docs/envoy-gateway-istio.md "Use with Envoy Gateway"): the
 // daemon is started through the image's `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`, with the
 // extra arguments Envoy AI Gateway passes), in the environment Envoy Gateway's
 // internal/infrastructure/kubernetes/ratelimit/resource.go gives it — only file paths and ports are moved
@@ -104,7 +104,10 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
     t.equal(seriesValue(families, "ratelimit_service_config_load_success"), 1);
     for (const name of ["process_resident_memory_bytes", "process_virtual_memory_bytes"])
       t.ok(families.has(name), `${name} (the dashboard's memory panels)`);
-    t.notOk(families.has("go_memstats_gc_cpu_fraction"), "no Go runtime metrics (README says so)");
+    t.notOk(
+      families.has("go_memstats_gc_cpu_fraction"),
+      "no Go runtime metrics (docs/envoy-gateway-istio.md says so)",
+    );
 
     t.equal(await daemon.stop(), 0, "SIGTERM stops it cleanly");
   });

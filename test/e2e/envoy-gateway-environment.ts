@@ -1,5 +1,5 @@
 /**
- * Envoy Gateway's deployment of the rate-limit service, on the host (README, "Use with Envoy Gateway"): a test
+ * Envoy Gateway's deployment of the rate-limit service, on the host (docs/envoy-gateway-istio.md "Use with Envoy Gateway"): a test
  * PKI, the image's `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`), a redis-server, an xDS
  * control plane requiring client certificates, and the environment Envoy Gateway's
  * internal/infrastructure/kubernetes/ratelimit/resource.go gives the container — only file paths and ports

@@ -109,7 +109,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli", "openssl"])) {
     const eg = await gateway.startRatelimit();
     // The same environment plus what Envoy AI Gateway adds through the EnvoyGateway resource's
     // rateLimitDeployment env (RESPONSE_DYNAMIC_METADATA=true), and the RateLimit-* response headers
-    // (README, "Responses, modes, health"), which Envoy Gateway never sets: a second daemon, same Redis and
+    // (docs/settings.md "Responses, modes, health"), which Envoy Gateway never sets: a second daemon, same Redis and
     // control plane.
     const ai = await gateway.startRatelimit({
       RESPONSE_DYNAMIC_METADATA: "true",

@@ -1,7 +1,7 @@
 /**
  * The extensions' scenarios of the "explain is exact" tests (issue 17): each algorithm, unit_multiplier,
  * stacked `rate_limits` (with `replaces` of one of them), and the reference's modes on the new algorithms
- * (README "Beyond the reference", test/e2e/beyond-the-reference.test.ts).
+ * (docs/algorithms.md, test/e2e/beyond-the-reference.test.ts).
  *
  * Token buckets refill one token per 20 minutes or slower (3 an hour, 2 per two hours, 5 an hour), so no
  * token comes back between an explain and its decision: `limitRemaining` must be equal with no tolerance.

@@ -228,7 +228,7 @@ async function exactStep(t: Test, run: ExplainRun, guard: PhaseGuard, step: Step
 
 /**
  * Waits for the decision's background writes (a refused sliding-window hit is given back after the answer,
- * README "Beyond the reference"), so that they do not land inside the next step's explain.
+ * docs/algorithms.md), so that they do not land inside the next step's explain.
  */
 async function settle(run: ExplainRun): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 30));

@@ -3,7 +3,7 @@
  * decision cases of test/e2e/decision-cases.ts and test/e2e/http-json.test.ts, and the matching features of
  * config/ratelimit/config/02-advanced.yaml and 03-quota.yaml (wildcards, nested descriptors, share_threshold,
  * value_to_metric, detailed_metric, replaces, request-level overrides, shadow and quota mode, unlimited,
- * hits_addend) — and the extensions of test/e2e/beyond-the-reference.test.ts (README "Beyond the reference":
+ * hits_addend) — and the extensions of test/e2e/beyond-the-reference.test.ts (docs/algorithms.md:
  * sliding windows, token buckets, unit_multiplier, stacked `rate_limits`).
  */
 import type {

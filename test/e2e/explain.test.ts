@@ -1,4 +1,4 @@
-// POST /explain on the debug port (README "Explain a decision"): the whole answer for a file-configured rule
+// POST /explain on the debug port (docs/explain.md): the whole answer for a file-configured rule
 // (search, rule, file and line, limits, counters, status), for an xDS-pushed one (resource and version),
 // what it refuses (other methods, bodies that do not parse, requests the service refuses), a failing store
 // (503), and that it counts nothing. test/e2e/explain-exact.test.ts compares it with real decisions.

@@ -1,5 +1,5 @@
-// Hostile clients on the gRPC port, and on the HTTP port where the same limits apply (README "Hostile
-// clients"): the stream cap advertised in SETTINGS (GRPC_MAX_CONCURRENT_STREAMS), requests that never
+// Hostile clients on the gRPC port, and on the HTTP port where the same limits apply (docs/production.md
+// "Hostile clients"): the stream cap advertised in SETTINGS (GRPC_MAX_CONCURRENT_STREAMS), requests that never
 // complete (GRPC_REQUEST_READ_TIMEOUT), idle connections (GRPC_MAX_CONNECTION_IDLE), calls dropped
 // half-sent, and messages far over the 4 MiB limit.
 import { request as httpRequest, type IncomingMessage } from "node:http";

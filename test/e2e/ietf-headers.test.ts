@@ -1,4 +1,4 @@
-// LIMIT_RESPONSE_HEADERS_FORMAT=ietf through the built daemon (README "Response headers: the IETF fields"):
+// LIMIT_RESPONSE_HEADERS_FORMAT=ietf through the built daemon (docs/response-headers.md):
 // RateLimit-Policy and RateLimit on the gRPC fast path, through Envoy's own proto, and on /json, each parsed
 // back with a Structured Fields parser. Token buckets give exact resets whatever the wall clock (a bucket
 // one request below full fills again in one emission interval); the fixed window's reset is checked against

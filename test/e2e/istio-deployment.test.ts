@@ -1,4 +1,4 @@
-// The image runs where Istio's samples/ratelimit/rate-limit-service.yaml runs envoyproxy/ratelimit (README,
+// The image runs where Istio's samples/ratelimit/rate-limit-service.yaml runs envoyproxy/ratelimit (docs/envoy-gateway-istio.md,
 // "Use with Istio"): `/bin/ratelimit` (a symlink to the compiled `cmd/ratelimit.ts`) with the sample's settings —
 // rules from a ConfigMap mounted at /data/ratelimit/config (here a temporary directory laid out as the
 // kubelet writes one, `..data` links included), Redis over TCP, no statsd, and every listener on `::`,

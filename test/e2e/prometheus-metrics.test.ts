@@ -1,4 +1,4 @@
-// Prometheus (README, "Metrics: Prometheus and DogStatsD"): after a known sequence of decisions, /metrics —
+// Prometheus (docs/production.md "Metrics: Prometheus and DogStatsD"): after a known sequence of decisions, /metrics —
 // on the debug port and on PROMETHEUS_ADDR/PROMETHEUS_PATH — parses as Prometheus text and holds the
 // reference's metric names and labels (its default statsd_exporter mapping) with exactly the counts the
 // decisions produced.

@@ -1,6 +1,7 @@
 // A missing or empty rule directory is said, at start and on every reload while it lasts, in both
 // RUNTIME_WATCH_ROOT layouts; the daemon keeps running (the directory may appear later) and loads the rules
-// once it does. README "Rules" describes it.
+// once it does; the warning is not followed by the reference's "Successfully loaded new configuration" (which
+// a load that found rules still writes). docs/rules.md, "A missing or empty rule directory", describes it.
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t, { type Test } from "tap";
@@ -14,6 +15,13 @@ const NOTHING_LOADED = "no rate limit rules are loaded and every request is allo
 function warnings(logs: string, message: string): number {
   const line = `level=warning msg=${JSON.stringify(message)}`;
   return logs.split("\n").filter((entry) => entry.endsWith(line)).length;
+}
+
+/** How many `Successfully loaded new configuration` lines (the reference's, at info) were written. */
+function successLines(logs: string): number {
+  return logs
+    .split("\n")
+    .filter((entry) => entry.endsWith('level=info msg="Successfully loaded new configuration"')).length;
 }
 
 /** Asserts `count` warnings `message`, polling a little: stderr may arrive after the counters moved. */
@@ -39,10 +47,8 @@ t.test(
     const daemon = await startDaemon({ RUNTIME_ROOT: root, LOG_LEVEL: "info" });
     t.teardown(() => daemon.stop());
     t.equal(warnings(daemon.logs(), missing), 1, "the start-up load says the directory is missing");
-    t.ok(
-      daemon.logs().indexOf(missing) < daemon.logs().indexOf("Successfully loaded new configuration"),
-      "before the (empty) configuration is reported loaded",
-    );
+    t.equal(successLines(daemon.logs()), 0, "and does not call the empty load a success");
+    t.strictSame(await reloadCounts(daemon.debugPort), { success: 1, error: 0 }, "counted as the reference");
     const client = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
     t.teardown(() => client.close());
     const ask = () =>
@@ -52,12 +58,15 @@ t.test(
     mkdirSync(root);
     appear(appDirectory, { "late.yaml": rulesYaml("late", 1) });
     await waitForReload(daemon.debugPort, { counts: { success: 2, error: 0 }, rules: rulesDump("late", 1) });
+    for (let i = 0; i < 100 && successLines(daemon.logs()) < 1; i++) await sleep(20);
+    t.equal(successLines(daemon.logs()), 1, "the rules that appeared are reported loaded");
     t.equal((await ask()).overall_code, "OK", "the first hit of the new limit");
     t.equal((await ask()).overall_code, "OVER_LIMIT", "the rules that appeared are enforced");
 
     rmSync(appDirectory, { recursive: true });
     await waitForReload(daemon.debugPort, { counts: { success: 3, error: 0 }, rules: "" });
     await expectWarnings(t, daemon.logs, missing, 2, "a reload while it is missing says so again");
+    t.equal(successLines(daemon.logs()), 1, "and is not reported a success");
 
     appear(appDirectory, { "late.yaml": rulesYaml("late", 5) });
     await waitForReload(daemon.debugPort, { counts: { success: 4, error: 0 }, rules: rulesDump("late", 5) });
@@ -67,13 +76,16 @@ t.test(
 
 t.test("RUNTIME_WATCH_ROOT=false: an empty app directory is a warning too", async (t) => {
   const root = t.testdir({ config: {} });
-  const daemon = await startDaemon({ RUNTIME_ROOT: root });
+  const daemon = await startDaemon({ RUNTIME_ROOT: root, LOG_LEVEL: "info" });
   t.teardown(() => daemon.stop());
   const empty = `rule directory ${join(root, "config")} has no rule files: ${NOTHING_LOADED}`;
   t.equal(warnings(daemon.logs(), empty), 1);
+  t.equal(successLines(daemon.logs()), 0, "no success line after the warning");
   writeFileSync(join(root, "config", "a.yaml"), rulesYaml("a", 3));
   await waitForReload(daemon.debugPort, { counts: { success: 2, error: 0 }, rules: rulesDump("a", 3) });
   t.equal(warnings(daemon.logs(), empty), 1, "not repeated once there are rules");
+  for (let i = 0; i < 100 && successLines(daemon.logs()) < 1; i++) await sleep(20);
+  t.equal(successLines(daemon.logs()), 1, "the load that found a file is a success");
 });
 
 t.test("RUNTIME_WATCH_ROOT=true: RUNTIME_ROOT missing, then created by a symlink swap", async (t) => {

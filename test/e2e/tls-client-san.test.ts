@@ -1,4 +1,4 @@
-// GRPC_CLIENT_TLS_SAN (README, "TLS and mTLS on the gRPC port"): beyond coming from the client CA, the client
+// GRPC_CLIENT_TLS_SAN (docs/production.md "TLS and mTLS on the gRPC port"): beyond coming from the client CA, the client
 // certificate must name the SAN (DNS subjectAltName, never the CN, as Go's x509) and allow client
 // authentication.
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// gRPC over TLS with client certificates (README, "TLS and mTLS on the gRPC port"): an Envoy-style mTLS
+// gRPC over TLS with client certificates (docs/production.md "TLS and mTLS on the gRPC port"): an Envoy-style mTLS
 // client is served on the fast path, Connect clients over HTTP/2 and HTTP/1.1 (ALPN) too, and anything
 // without a certificate from the client CA is refused at the handshake.
 import { readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
-// Hot reload of the gRPC server certificate (GRPC_SERVER_TLS_CERT is hot-reloaded; README, "TLS and mTLS on
-// the gRPC port"): replacing the files changes the certificate new connections get, without a restart;
+// Hot reload of the gRPC server certificate (GRPC_SERVER_TLS_CERT is hot-reloaded; docs/production.md, "TLS and
+// mTLS on the gRPC port"): replacing the files changes the certificate new connections get, without a restart;
 // established connections keep working; a broken pair is logged and the current certificate stays.
 import { X509Certificate } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";

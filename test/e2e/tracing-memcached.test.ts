@@ -1,4 +1,4 @@
-// Tracing on the memcached backend (README, "Tracing"): one decision shows the gRPC server span with the
+// Tracing on the memcached backend (docs/production.md "Tracing"): one decision shows the gRPC server span with the
 // reference's `Memcached Fetch Execution` backend span under it, `keysToGet length` counting the keys read
 // (unlimited descriptors read none).
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// Tracing's sampling and exporters (README, "Tracing"): ParentBased(TraceIdRatioBased(TRACING_SAMPLING_RATE))
+// Tracing's sampling and exporters (docs/production.md "Tracing"): ParentBased(TraceIdRatioBased(TRACING_SAMPLING_RATE))
 // — with rate 0 only calls whose caller sampled are traced; Connect calls get the same spans; and
 // TRACING_EXPORTER_PROTOCOL=grpc exports over OTLP/gRPC.
 import { randomBytes } from "node:crypto";

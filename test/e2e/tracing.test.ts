@@ -1,4 +1,4 @@
-// OpenTelemetry tracing (README, "Tracing"): one decision exported over OTLP/HTTP shows the gRPC server span
+// OpenTelemetry tracing (docs/production.md "Tracing"): one decision exported over OTLP/HTTP shows the gRPC server span
 // (parent from W3C trace context or B3) with the decision and Redis pipeline spans under it, with the
 // reference's names and attributes; /json and Connect calls are traced too.
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// ratelimit-xds-server (README, "Rules"): the in-repo management server serves a directory of YAML rule
+// ratelimit-xds-server (docs/rules.md): the in-repo management server serves a directory of YAML rule
 // files over ADS, one resource per file, and pushes a new version when they change; a daemon on
 // CONFIG_TYPE=GRPC_XDS_SOTW follows it, and NACKs an invalid version with the reason (old rules kept).
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
-// Every table in the README and under bench/ renders as a table: parsed with a GFM Markdown parser
-// (marked), each block of `|`-led lines must have become a table, not a paragraph of pipes.
+// Every table in the README, under docs/ and under bench/ renders as a table: parsed with a GFM Markdown
+// parser (marked), each block of `|`-led lines must have become a table, not a paragraph of pipes.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +16,11 @@ function markdownFiles(dir: string): string[] {
   });
 }
 
-const files = [join(REPO, "README.md"), ...markdownFiles(join(REPO, "bench"))];
+const files = [
+  join(REPO, "README.md"),
+  ...markdownFiles(join(REPO, "docs")).sort(),
+  ...markdownFiles(join(REPO, "bench")),
+];
 
 t.test("the checker: a table without its |---| row is reported, a complete one is not", async (t) => {
   const source = [
@@ -44,12 +48,14 @@ t.test("the checker: a table without its |---| row is reported, a complete one i
   });
 });
 
-t.test("README.md and bench/*.md: every |-led block is a table", async (t) => {
+t.test("README.md, docs/*.md and bench/*.md: every |-led block is a table", async (t) => {
+  const checked = files.map((file) => relative(REPO, file));
   t.strictSame(
-    files.map((file) => relative(REPO, file)),
+    checked.filter((name) => !name.startsWith("docs/")),
     ["README.md", "bench/OUTAGE.md", "bench/PROFILE.md", "bench/RESULTS.md"],
-    "the files checked",
+    "the files checked beside docs/",
   );
+  t.ok(checked.includes("docs/settings.md") && checked.includes("docs/README.md"), "docs/ is checked");
   for (const file of files) {
     const { tables, unrendered } = markdownTables(readFileSync(file, "utf8"));
     const name = relative(REPO, file);
@@ -61,11 +67,8 @@ t.test("README.md and bench/*.md: every |-led block is a table", async (t) => {
   }
 });
 
-t.test("the README's Settings section is twelve tables of variable, default, meaning", async (t) => {
-  const readme = readFileSync(join(REPO, "README.md"), "utf8");
-  const start = readme.indexOf("\n## Settings\n");
-  const end = readme.indexOf("\n## ", start + 1);
-  const { tables, unrendered } = markdownTables(readme.slice(start, end));
+t.test("docs/settings.md is twelve tables of variable, default, meaning", async (t) => {
+  const { tables, unrendered } = markdownTables(readFileSync(join(REPO, "docs/settings.md"), "utf8"));
   t.strictSame(unrendered, []);
   t.strictSame(
     tables.map((table) => [table.header, table.rows[0]?.[0]]),

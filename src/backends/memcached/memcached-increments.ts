@@ -6,7 +6,7 @@ import type { MemcachedConnection } from "./memcached-connection.js";
 import { exptimeFor } from "./memcached-key.js";
 
 /**
- * `ratelimit.memcache.*` (README "Memcached backend"), counted as the reference's stats-collecting client
+ * `ratelimit.memcache.*` (docs/backends.md "Memcached"), counted as the reference's stats-collecting client
  * counts them.
  */
 export interface MemcacheStats {

@@ -61,7 +61,7 @@ export interface MemcachedStoreOptions {
   /**
    * The reference's behaviour when a node cannot be read: its counters read as 0 and the decision fails
    * open (true, the default). False fails the call with a `BackendError` instead, so that
-   * BACKEND_FAILURE_MODE and the circuit breaker answer it (README "When the counter store fails").
+   * BACKEND_FAILURE_MODE and the circuit breaker answer it (docs/outages.md).
    */
   readonly failOpen?: boolean;
   /** Milliseconds since the epoch, for absolute expiry times; injectable for tests. */

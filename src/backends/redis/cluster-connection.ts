@@ -12,7 +12,7 @@ const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
 
 /**
  * Node options for a cluster. Commands never wait in an offline queue and are never retried after a
- * disconnect: while Redis is away a decision fails at once instead of piling up (README "Redis").
+ * disconnect: while Redis is away a decision fails at once instead of piling up (docs/backends.md "Redis").
  */
 function nodeOptions(options: RedisEndpointOptions, retry: RedisOptions["retryStrategy"]): RedisOptions {
   const auth = parseRedisAuth(options.auth);

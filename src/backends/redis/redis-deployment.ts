@@ -47,7 +47,7 @@ export interface RedisPoolOptions {
   readonly throttledLog: StoreThrottledLog;
 }
 
-/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (README "Redis"). */
+/** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (docs/backends.md "Redis"). */
 export const MAX_IN_FLIGHT = 10_000;
 
 /**

@@ -46,9 +46,22 @@ export async function waitForRedis(
       log.warn(
         `Retrying Redis connection to ${label} in ${delay}ms (elapsed: ${elapsed}ms): ${messageOf(error)}`,
       );
+      if (attempt === 0) log.warn(startupHint(label, retry.maxElapsedMs));
       await sleep(delay, signal);
     }
   }
+}
+
+/**
+ * Said once, after the first failed attempt: how long start-up will wait, and the way to run without Redis
+ * (the default REDIS_URL is a unix socket few machines have, so this is a newcomer's usual first line).
+ */
+export function startupHint(label: string, maxElapsedMs: number): string {
+  const waits =
+    maxElapsedMs > 0
+      ? `for at most ${Number((maxElapsedMs / 1000).toFixed(3))} s (REDIS_STARTUP_MAX_ELAPSED_TIME)`
+      : "for ever (REDIS_STARTUP_MAX_ELAPSED_TIME=0; set a duration such as 30s to give up instead)";
+  return `redis ${label} is not answering yet: start-up waits for it before the daemon listens, ${waits}; to run without Redis, set BACKEND_TYPE=memory (counters in the daemon's memory, one replica)`;
 }
 
 /** What {@link openPool} needs of a pool. */

@@ -75,7 +75,10 @@ export class FileRuleSource implements RuleSource {
       const maxDescriptors = this.#options.maxDescriptors ?? MAX_RULE_SET_DESCRIPTORS;
       const documents = await this.#parser.parse(found.files, maxDescriptors);
       const rules = await this.#options.compile(documents, this.#stopping.signal);
-      return { ok: true, rules: { ...rules, origin: fileOrigin(found.files) } };
+      const loaded = { ...rules, origin: fileOrigin(found.files) };
+      return warning === undefined
+        ? { ok: true, rules: loaded }
+        : { ok: true, rules: loaded, noRuleFiles: true };
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error : new Error(messageOf(error)) };
     }

@@ -26,7 +26,7 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   "value_to_metric",
   "share_threshold",
   "metadata",
-  // The extensions (README "Beyond the reference"); the reference refuses them as unknown keys.
+  // The extensions (docs/algorithms.md); the reference refuses them as unknown keys.
   "rate_limits",
   ...LIMIT_EXTENSION_KEYS,
 ]);

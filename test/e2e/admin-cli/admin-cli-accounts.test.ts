@@ -1,4 +1,4 @@
-// ratelimitd-admin (README, "`ratelimitd-admin`"): capabilities and application passwords as a
+// ratelimitd-admin (docs/cli.md "ratelimitd-admin"): capabilities and application passwords as a
 // running daemon's migrations API sees them; on a SQLite file and on PostgreSQL.
 import t, { type Test } from "tap";
 import { basic, migrationsClient } from "../migrations/migrations-harness.js";

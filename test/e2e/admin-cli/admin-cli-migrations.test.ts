@@ -1,4 +1,4 @@
-// ratelimitd-admin (README, "`ratelimitd-admin`"): migration runs, records and rollbacks, through the CLI
+// ratelimitd-admin (docs/cli.md "ratelimitd-admin"): migration runs, records and rollbacks, through the CLI
 // alone and against a running daemon on the same database; on a SQLite file and on PostgreSQL.
 import t, { type Test } from "tap";
 import { FIXTURES, migrationsClient } from "../migrations/migrations-harness.js";

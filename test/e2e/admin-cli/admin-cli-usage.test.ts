@@ -1,4 +1,4 @@
-// ratelimitd-admin (README, "`ratelimitd-admin`"): usage errors and --help, which never touch the
+// ratelimitd-admin (docs/cli.md "ratelimitd-admin"): usage errors and --help, which never touch the
 // database, and the settings it refuses before doing anything.
 import { existsSync } from "node:fs";
 import { join } from "node:path";

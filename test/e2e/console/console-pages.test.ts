@@ -190,7 +190,11 @@ if (browser !== undefined) {
     for (const path of ["/console/users", "/console/migrations"]) {
       const opened = tabs.find((open) => open.page.url() === `${origin}${path}`)!;
       await byTestId(opened.page, "signin-form").waitFor({ state: "visible" });
-      t.pass(`${path} offers the sign-in form`);
+      t.equal(
+        await byTestId(opened.page, "signin-help").textContent(),
+        "Sign in with an e-mail address and an application password of a user holding manage_options — not the password the account was created with. Application passwords come from ADMIN_EMAIL and ADMIN_APP_PASSWORD at start-up, or from ratelimitd-admin app-password create <e-mail> <name>.",
+        `${path} offers the sign-in form, saying which credential it wants`,
+      );
     }
   });
 

@@ -1,5 +1,5 @@
 // The migrations API's authentication and authorization: HTTP Basic with an application password, and the
-// manage_options capability (README, "Migrations API").
+// manage_options capability (docs/migrations-api.md).
 import type { Test } from "tap";
 import type { MigrationsApiContext } from "./migrations-api-context.js";
 import { ADMIN, addApplicationPassword, basic, migrationsClient } from "./migrations-harness.js";

@@ -1,5 +1,4 @@
-// The built-in migrations (src/migrations) on real user data: run and rolled back through the API (README,
-// "Migrations API").
+// The built-in migrations (src/migrations) on real user data: run and rolled back through the API (docs/migrations-api.md).
 import type { Test } from "tap";
 import type { MigrationsApiContext } from "./migrations-api-context.js";
 

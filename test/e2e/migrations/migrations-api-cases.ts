@@ -1,4 +1,4 @@
-// The migrations API's routes, statuses, bodies and scheduler behaviour (README, "Migrations API"), run in
+// The migrations API's routes, statuses, bodies and scheduler behaviour (docs/migrations-api.md), run in
 // order against a fresh daemon on each database.
 import type { Test } from "tap";
 import type { SqlDatabase } from "../../../src/database/sql-database.js";

@@ -1,5 +1,5 @@
 // What every part of the migrations API cases shares: one daemon under test, a client as the admin, and the
-// assertion on the error body all of the API's failures use (README, "Migrations API").
+// assertion on the error body all of the API's failures use (docs/migrations-api.md).
 import type { Test } from "tap";
 import type { SqlDatabase } from "../../../src/database/sql-database.js";
 import { migrationsClient } from "./migrations-harness.js";

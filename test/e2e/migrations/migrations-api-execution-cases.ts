@@ -1,6 +1,5 @@
 // Executions of the test migrations: scheduling, progress through the executions list, ranges of
-// batches, rollbacks manual and automatic, retries, and one active execution per migration (README,
-// "Migrations API").
+// batches, rollbacks manual and automatic, retries, and one active execution per migration (docs/migrations-api.md).
 import type { Test } from "tap";
 import { ISO, type MigrationsApiContext } from "./migrations-api-context.js";
 import { runsOf } from "./migrations-harness.js";

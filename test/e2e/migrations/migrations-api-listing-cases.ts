@@ -1,5 +1,5 @@
 // The migrations API's routes: the list of migrations, the validation of run and rollback requests, and
-// what every other method and path gets (README, "Migrations API").
+// what every other method and path gets (docs/migrations-api.md).
 import type { Test } from "tap";
 import type { MigrationsApiContext } from "./migrations-api-context.js";
 import { migrationsClient } from "./migrations-harness.js";

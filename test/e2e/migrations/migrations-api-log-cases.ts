@@ -1,5 +1,4 @@
-// The logs of an execution: both paths, type filters, search, order, paging and their validation (README,
-// "Migrations API").
+// The logs of an execution: both paths, type filters, search, order, paging and their validation (docs/migrations-api.md).
 import type { Test } from "tap";
 import { ISO, type MigrationsApiContext } from "./migrations-api-context.js";
 

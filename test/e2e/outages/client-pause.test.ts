@@ -1,5 +1,5 @@
 // `CLIENT PAUSE <ms> ALL` (Redis ≥ 6.2): the server holds every client's commands until the pause ends, as
-// a long fork or a stuck AOF rewrite would (README, "When the counter store fails"). Four daemons on that
+// a long fork or a stuck AOF rewrite would (docs/outages.md). Four daemons on that
 // Redis: error and deny mode, deny under SHADOW_MODE=true, and allow mode with the breaker turned off
 // (BACKEND_BREAKER_FAILURES=0). With a breaker it opens after BACKEND_BREAKER_FAILURES timeouts, decisions
 // are answered at once while it is open, and once the pause has expired the next probe closes it and Redis
@@ -131,7 +131,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         const { outcome, answer } = await ask(variant.name);
         t.strictSame(answer, expected(variant, ""), `#${i}`);
         // The first call times out on the live connection, which is then dropped; the next ones fail at once
-        // while no connection is up (README, "What clients see, what the log says").
+        // while no connection is up (docs/backends.md "What clients see, what the log says").
         if (i === 1) t.ok(outcome.ms >= TIMEOUT_MS - 20, `#1 waited: ${outcome.ms.toFixed(0)} ms`);
       }
       t.strictSame(breakerLines(daemon), [], "no breaker transitions");

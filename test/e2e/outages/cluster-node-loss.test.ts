@@ -1,5 +1,4 @@
-// One primary of a three-node Redis Cluster SIGKILLed, with BACKEND_FAILURE_MODE=deny (README,
-// "When the counter store fails"). The survivors keep serving their slots
+// One primary of a three-node Redis Cluster SIGKILLed, with BACKEND_FAILURE_MODE=deny (docs/outages.md). The survivors keep serving their slots
 // (cluster-require-full-coverage no); a descriptor whose key hashes to a lost slot is denied on every
 // decision. The breaker is one for the whole store: while it is open a descriptor on a surviving slot is
 // denied too, and when that descriptor's decision is the probe it succeeds and closes the breaker.

@@ -1,4 +1,4 @@
-// A redis-server frozen with SIGSTOP (README, "When the counter store fails"): the connection stays up but
+// A redis-server frozen with SIGSTOP (docs/outages.md): the connection stays up but
 // nothing answers. One daemon per failure mode on one Redis: the first call waits for REDIS_TIMEOUT (the
 // connection is then dropped and the next calls fail at once), BACKEND_BREAKER_FAILURES failed calls open the
 // breaker, and every decision is then answered by the mode without waiting; a probe after the cooldown fails

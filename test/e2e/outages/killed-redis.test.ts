@@ -1,4 +1,4 @@
-// redis-server SIGKILLed, then restarted on the same port (README, "When the counter store fails"): calls
+// redis-server SIGKILLed, then restarted on the same port (docs/outages.md): calls
 // fail at once (refused, closed), the breaker opens after BACKEND_BREAKER_FAILURES of them,
 // each failed probe doubles the cooldown up to BACKEND_BREAKER_MAX_COOLDOWN, and the first probe after the
 // restart closes it. With REDIS_HEALTH_CHECK_ACTIVE_CONNECTION on, /healthcheck turns unhealthy in error mode

@@ -1,4 +1,4 @@
-// The circuit breaker and the failure modes in front of memcached (README "When the counter store fails"):
+// The circuit breaker and the failure modes in front of memcached (docs/outages.md):
 // the same breaker as Redis's. A frozen node (SIGSTOP) makes reads time out after memcached's 100 ms; two
 // failed reads open the breaker, decisions are then answered by the failure mode without asking memcached,
 // and a probe after the node resumes closes it. Mode error keeps the reference's fail-open reads, which

@@ -1,6 +1,5 @@
 /**
- * The rules every outage test loads and the answers each BACKEND_FAILURE_MODE gives to them (README,
- * "When the counter store fails"): one limited, one shadow_mode, one unlimited and one unmatched descriptor.
+ * The rules every outage test loads and the answers each BACKEND_FAILURE_MODE gives to them (docs/outages.md): one limited, one shadow_mode, one unlimited and one unmatched descriptor.
  */
 import type { EnvoyResponse } from "../../helpers/envoy-rls-client.js";
 import { type FailureMode, type Outcome, timed } from "./outage-harness.js";

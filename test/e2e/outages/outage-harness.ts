@@ -1,6 +1,5 @@
 /**
- * Fault injection and observation for the backend-outage tests (README, "When the counter
- * store fails"): freezing a redis-server with SIGSTOP, timing decisions, reading `/stats` and the JSON log.
+ * Fault injection and observation for the backend-outage tests (docs/outages.md): freezing a redis-server with SIGSTOP, timing decisions, reading `/stats` and the JSON log.
  */
 import type { DaemonProcess } from "../../helpers/daemon-process.js";
 import type { EnvoyResponse } from "../../helpers/envoy-rls-client.js";

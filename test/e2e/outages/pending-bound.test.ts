@@ -1,4 +1,4 @@
-// BACKEND_MAX_PENDING (README "When the counter store fails"): while Redis holds its clients (CLIENT PAUSE),
+// BACKEND_MAX_PENDING (docs/outages.md): while Redis holds its clients (CLIENT PAUSE),
 // at most that many decisions wait on it; the others are answered by the failure mode at once, counted and
 // logged, and never reach Redis. The waiting ones are answered by Redis when the pause ends.
 import t from "tap";

@@ -1,5 +1,4 @@
-// A sentinel failover under traffic with BACKEND_FAILURE_MODE=local (README, "When the counter store
-// fails"): the primary is SIGKILLed and the sentinels promote the replica (3–6 s). Every decision
+// A sentinel failover under traffic with BACKEND_FAILURE_MODE=local (docs/outages.md): the primary is SIGKILLed and the sentinels promote the replica (3–6 s). Every decision
 // made meanwhile is answered — by Redis, or by the in-process limiter while Redis cannot — none waits longer
 // than REDIS_TIMEOUT, and once the daemon has found the new primary a probe closes the breaker and the counts
 // go to the promoted server.

@@ -1,4 +1,4 @@
-// The users REST API's whole route table (README, "Users API"), run against a fresh daemon on each database.
+// The users REST API's whole route table (docs/users-api.md), run against a fresh daemon on each database.
 import { request } from "node:http";
 import type { Test } from "tap";
 import { type HttpReply, httpRequest } from "../../helpers/http-request.js";

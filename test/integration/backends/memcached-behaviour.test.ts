@@ -1,4 +1,4 @@
-// BACKEND_TYPE=memcache beyond the contract, on real memcached processes (README, "Memcached backend"):
+// BACKEND_TYPE=memcache beyond the contract, on real memcached processes (docs/backends.md "Memcached"):
 // sharding over several nodes as gomemcache shards, the reference's commands and stats, refused keys, failing
 // open when a node dies or hangs, and expiry times past 30 days.
 import t from "tap";
@@ -339,7 +339,7 @@ if (requireBinaries(t, ["memcached"])) {
     t.equal(healthy, false);
     const server = await startMemcached(t, { port });
     await starting;
-    t.equal(healthy, true, "healthy once connected (README, Compatibility notes)");
+    t.equal(healthy, true, "healthy once connected (docs/compatibility.md)");
     t.strictSame(await store.increment([inc("after_start", 1)]), [1]);
     await store.settle();
     t.equal(await server.valueOf("after_start"), "1");

@@ -1,4 +1,4 @@
-// MEMCACHE_SRV (README, "Memcached backend"): the nodes come from a DNS SRV lookup, sorted as the reference
+// MEMCACHE_SRV (docs/backends.md "Memcached"): the nodes come from a DNS SRV lookup, sorted as the reference
 // sorts them, and MEMCACHE_SRV_REFRESH looks again. The system resolver of this test process is pointed at a
 // stub DNS server on loopback, so the store is built exactly as the daemon builds it.
 import { promises as dns } from "node:dns";

@@ -1,5 +1,5 @@
 // The backend contract against BACKEND_TYPE=memcache on real memcached processes, over TCP, a unix socket
-// and TLS, built from the MEMCACHE_* settings as the daemon builds it (README, "Memcached backend").
+// and TLS, built from the MEMCACHE_* settings as the daemon builds it (docs/backends.md "Memcached").
 import t, { type Test } from "tap";
 import { type MemcachedServer, requireBinaries, startMemcached } from "../../helpers/memcached-process.js";
 import { memcachedStoreFrom } from "../../helpers/memcached-store-fixture.js";

@@ -1,4 +1,4 @@
-// Sliding windows and token buckets on Redis, in every topology (README, "Redis"): a request mixing fixed,
+// Sliding windows and token buckets on Redis, in every topology (docs/backends.md "Redis"): a request mixing fixed,
 // sliding and bucket operations answers the flat values of the in-process reference (applyOperations of
 // src/engine/algorithms/apply-operation.ts), reads change nothing, releases give hits back, and a flushed
 // script cache costs one extra round trip for the buckets alone, never a second count of the counters.

@@ -1,4 +1,4 @@
-// Redis going away and coming back (README, "Redis"): fast errors, no queue, recovery without a
+// Redis going away and coming back (docs/backends.md "Redis"): fast errors, no queue, recovery without a
 // restart, start-up retry and give-up, health, masked credentials; and round trips per request.
 import t from "tap";
 import type { CounterIncrement } from "../../../src/engine/counter-store.js";
@@ -104,6 +104,11 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         `Retrying Redis connection to ${server.url.replaceAll(".", "\\.")} in \\d+ms \\(elapsed: \\d+ms\\): .*ECONNREFUSED`,
       ),
     );
+    t.equal(
+      logs.filter((line) => line.includes("is not answering yet")).join("\n"),
+      `warning: redis ${server.url} is not answering yet: start-up waits for it before the daemon listens, for ever (REDIS_STARTUP_MAX_ELAPSED_TIME=0; set a duration such as 30s to give up instead); to run without Redis, set BACKEND_TYPE=memory (counters in the daemon's memory, one replica)`,
+      "the first failure says how long start-up waits and how to run without Redis, once",
+    );
     await server.restart();
     await starting;
     t.equal(healthy, true, "healthy after the first PING");
@@ -128,6 +133,10 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         ),
       });
       t.match(logs[0], `connecting to redis on redis://*****@127.0.0.1:${port} with pool size 2`);
+      t.equal(
+        logs.filter((line) => line.includes("is not answering yet")).join("\n"),
+        `warning: redis redis://*****@127.0.0.1:${port} is not answering yet: start-up waits for it before the daemon listens, for at most 0.3 s (REDIS_STARTUP_MAX_ELAPSED_TIME); to run without Redis, set BACKEND_TYPE=memory (counters in the daemon's memory, one replica)`,
+      );
       t.notMatch(logs.join("\n"), "hunter2");
     },
   );

@@ -1,5 +1,5 @@
 // The backend contract against BACKEND_TYPE=redis in every topology and authentication mode, built from the
-// REDIS_* settings as the daemon builds it (README, "Redis").
+// REDIS_* settings as the daemon builds it (docs/backends.md "Redis").
 import t from "tap";
 import { startCluster } from "../../helpers/redis-cluster.js";
 import { makeTempDir, removeTempDir } from "../../helpers/redis-process.js";

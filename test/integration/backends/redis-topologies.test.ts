@@ -1,4 +1,4 @@
-// Redis topologies beyond the contract (README, "Redis"): a cluster request spanning slots, a sentinel
+// Redis topologies beyond the contract (docs/backends.md "Redis"): a cluster request spanning slots, a sentinel
 // failover in the middle of traffic, and REDIS_PERSECOND routing.
 import t from "tap";
 import type { CounterIncrement } from "../../../src/engine/counter-store.js";

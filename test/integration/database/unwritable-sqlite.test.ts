@@ -1,5 +1,5 @@
 // A SQLite DATABASE_URL the daemon cannot write where it points (the image run as another user, or on a
-// read-only root file system; README, Container image): one warning saying what to change, no retries,
+// read-only root file system; docs/containers.md): one warning saying what to change, no retries,
 // and the database's calls fail at once while rate limiting goes on.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +28,7 @@ t.test("a SQLite file that cannot be created is reported once and left off", asy
   t.equal(lines.length, 1, "one line, no retries");
   t.match(
     lines[0],
-    /^warn: database sqlite:\S+ratelimitd\.db cannot be used, the users and migrations APIs are off: cannot open SQLite database \S+: EEXIST: .*; set DATABASE_URL to a writable sqlite: file \(README, Container image\) or to postgres:\/\/$/,
+    /^warn: database sqlite:\S+ratelimitd\.db cannot be used, the users and migrations APIs are off: cannot open SQLite database \S+: EEXIST: .*; set DATABASE_URL to a writable sqlite: file \(docs\/containers\.md\) or to postgres:\/\/$/,
   );
   t.notOk(db.ready);
   t.throws(() => db.query("SELECT 1"), DatabaseError, "calls fail at once");

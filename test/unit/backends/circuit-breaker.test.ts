@@ -3,7 +3,7 @@ import { type BreakerTransition, CircuitBreaker } from "../../../src/backends/ci
 import { transitionLine } from "../../../src/daemon/backend-outages.js";
 import { BackendError } from "../../../src/errors.js";
 
-// The circuit breaker in front of Redis and memcached (README "When the counter store fails"), on an
+// The circuit breaker in front of Redis and memcached (docs/outages.md), on an
 // injected clock.
 const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms", {
   clientMessage: "redis: timed out",

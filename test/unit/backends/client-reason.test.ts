@@ -1,5 +1,5 @@
 // What clients are told of a backend failure: a short reason, never an address or anything from the
-// settings (README "Redis"); the details stay in the error's message, for the log.
+// settings (docs/backends.md "Redis"); the details stay in the error's message, for the log.
 import t from "tap";
 import { clientReasonOf, DetailedFailure, replyReason } from "../../../src/backends/client-reason.js";
 

@@ -6,7 +6,7 @@ import type { SlidingOperation } from "../../../src/engine/algorithms/counter-op
 import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 import { BackendError, BackendUnavailableError, InvalidArgumentError } from "../../../src/errors.js";
 
-// The guard every remote store gets (README "When the counter store fails"): the breaker's admission and
+// The guard every remote store gets (docs/outages.md): the breaker's admission and
 // BACKEND_MAX_PENDING, in front of a store whose calls the test answers one by one.
 const INC: CounterIncrement = { key: "d_k_v_60", hits: 1, ttlSeconds: 60, perSecond: false };
 const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms", {

@@ -1,4 +1,4 @@
-// ratelimit-client -explain (README "CLI client"): the body it POSTs to /explain, and its one-line errors.
+// ratelimit-client -explain (docs/cli.md "ratelimit-client"): the body it POSTs to /explain, and its one-line errors.
 // A real HTTP server on a loopback port stands in for the daemon's debug port.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,4 +1,4 @@
-// ratelimit-client -explain prints the answer of POST /explain (README "CLI client") as a tree per descriptor.
+// ratelimit-client -explain prints the answer of POST /explain (docs/cli.md "ratelimit-client") as a tree per descriptor.
 import t from "tap";
 import { type ExplainAnswer, explainText } from "../../../src/cli/explain-text.js";
 

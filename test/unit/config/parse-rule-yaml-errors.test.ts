@@ -30,7 +30,7 @@ t.test("ConfigError carries the file name and the reason separately", async (t) 
 t.test("YAML syntax error: yaml.v2's shape and line, js-yaml's reason", async (t) => {
   // An unterminated quoted scalar. yaml.v2 reports "yaml: line 2: found unexpected end of stream"; libyaml's
   // wording cannot be reproduced by a JavaScript parser, so ratelimitd keeps the shape and the line and
-  // gives js-yaml's reason (a documented difference, README "Compatibility").
+  // gives js-yaml's reason (a documented difference, docs/compatibility.md).
   t.equal(
     configErrorMessage(() => parseFixture("yaml-syntax-error.yaml")),
     "yaml-syntax-error.yaml: error loading config file: yaml: line 2: deficient indentation",

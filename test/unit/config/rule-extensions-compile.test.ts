@@ -1,4 +1,4 @@
-// How ratelimitd's rule extensions (README "Beyond the reference") compile into RateLimitRule: a rule
+// How ratelimitd's rule extensions (docs/algorithms.md) compile into RateLimitRule: a rule
 // without them has no extension fields at all (the engine takes the reference's path on their absence); a
 // rule with any of them has algorithm, unitMultiplier, burst and limitIndex; a `rate_limits` list is its
 // first limit carrying the others in `stacked`, all sharing the descriptor's key, stats and flags.

@@ -1,4 +1,4 @@
-// The refusals of ratelimitd's rule extensions (README "Beyond the reference"): `algorithm`, `burst`,
+// The refusals of ratelimitd's rule extensions (docs/algorithms.md): `algorithm`, `burst`,
 // `unit_multiplier` and `rate_limits`. Each rule file is named after the scenario it breaks; each message is
 // asserted in full, file prefix included, and names the rule by its full key.
 import t, { type Test } from "tap";

@@ -1,4 +1,4 @@
-// The xDS client's reconnect delays (XDS_CLIENT_* in README, "Settings"; go-control-plane's
+// The xDS client's reconnect delays (XDS_CLIENT_* in docs/settings.md; go-control-plane's
 // pkg/client/sotw/v3): the connect retry interval with ±50 % jitter until the server first answered, then
 // jpillora/backoff over XDS_CLIENT_BACKOFF_* (its RANDOM_FACTOR is the multiplier).
 import t from "tap";

@@ -1,4 +1,4 @@
-// The DogStatsD sink (README, "Metrics: Prometheus and DogStatsD"): exact datagram lines for counters, gauges
+// The DogStatsD sink (docs/production.md "Metrics: Prometheus and DogStatsD"): exact datagram lines for counters, gauges
 // and timers with tags, and the reference's mogrifiers (first match wins, `$n` in the name and tag values).
 import t from "tap";
 import {

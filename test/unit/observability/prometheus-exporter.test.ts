@@ -1,4 +1,4 @@
-// Stats as Prometheus text (README, "Metrics: Prometheus and DogStatsD"): exact exposition of a registry
+// Stats as Prometheus text (docs/production.md "Metrics: Prometheus and DogStatsD"): exact exposition of a registry
 // under the built-in mapping — values read live, histogram buckets counted at record time with the mapping's
 // scale, EXTRA_TAGS as labels, folded series added up, type conflicts skipped.
 import t from "tap";

@@ -1,4 +1,4 @@
-// The statsd_exporter mapping (README, "Metrics: Prometheus and DogStatsD"): the reference's built-in mapping
+// The statsd_exporter mapping (docs/production.md "Metrics: Prometheus and DogStatsD"): the reference's built-in mapping
 // gives its metric names and labels; custom mapping files (PROMETHEUS_MAPPER_YAML) use globs, regexes, types,
 // buckets and drops.
 import t from "tap";

@@ -76,7 +76,7 @@ t.test("stop() flushes the rest and closes every sink", async (t) => {
   }
 });
 
-// Several sinks at once (README, "Compatibility notes"); one failing sink neither stops the others nor
+// Several sinks at once (docs/compatibility.md); one failing sink neither stops the others nor
 // escapes.
 t.test("a failing sink is logged and the others still get the batch", (t) => {
   const failing: StatsSink = {

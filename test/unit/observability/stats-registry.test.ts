@@ -31,8 +31,7 @@ t.test("statId appends sorted tags gostats-style", (t) => {
   t.end();
 });
 
-// /stats is `name: value` per line, sorted, cumulative since start, the dynamic-key gauges listed (README,
-// "Compatibility notes").
+// /stats is `name: value` per line, sorted, cumulative since start, the dynamic-key gauges listed (docs/compatibility.md).
 t.test("a new registry's snapshot", (t) => {
   t.strictSame(new StatsRegistry({ maxDynamicKeys: 3 }).snapshotLines(), [
     "ratelimit.service.global_shadow_mode: 0",
@@ -99,7 +98,7 @@ t.test("rule stat names", (t) => {
   t.end();
 });
 
-// Request-derived keys are capped by STATS_MAX_DYNAMIC_KEYS (README, "Compatibility notes"); the least
+// Request-derived keys are capped by STATS_MAX_DYNAMIC_KEYS (docs/compatibility.md); the least
 // recently used is evicted, its unflushed deltas kept.
 t.test("eviction at the cap keeps the evicted key's deltas for the next drain", (t) => {
   const registry = new StatsRegistry({ maxDynamicKeys: 2 });

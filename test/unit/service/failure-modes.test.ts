@@ -22,7 +22,7 @@ import {
   UINT32_MAX,
 } from "../engine/decision-fixture.js";
 
-// BACKEND_FAILURE_MODE (README "When the counter store fails") in process: a store that fails while `down`,
+// BACKEND_FAILURE_MODE (docs/outages.md) in process: a store that fails while `down`,
 // the service, and what each mode answers, counts and logs.
 const YAML = `domain: d
 descriptors:

@@ -7,7 +7,7 @@ import {
 import type { CounterIncrement } from "../../../src/engine/counter-store.js";
 import { TestClock } from "../engine/decision-fixture.js";
 
-// BACKEND_TYPE=memory (README, "Memory backend") with Redis semantics: INCRBY, and EXPIRE refreshed on every
+// BACKEND_TYPE=memory (docs/backends.md "Memory backend") with Redis semantics: INCRBY, and EXPIRE refreshed on every
 // hit.
 const T0 = 1_000_000;
 
