@@ -119,39 +119,21 @@ function planAlgorithms(
   const { cacheKeyPrefix, localCache } = options;
   const { stats } = matched;
   const baseKey = baseKeyFor(cacheKeyPrefix, domain, descriptor.entries, matched.sharePatterns);
-  const limits: AlgorithmLimit[] = [];
-  const operations: (CounterOperation | undefined)[] = [];
+  const pending: Omit<PlannedLimit, "index" | "offset">[] = [];
   for (const rule of rules) {
     const limit = algorithmLimitOf(rule);
+    const algorithm = algorithmNamed(limit.algorithm);
     const jitter = jitterOf(options);
-    const operation = algorithmNamed(limit.algorithm).plan(
-      limit,
-      baseKey,
-      rule.limitIndex ?? 0,
-      hits,
-      nowMs,
-      jitter,
-    );
+    const operation = algorithm.plan(limit, baseKey, rule.limitIndex ?? 0, hits, nowMs, jitter);
     if (operation !== undefined && localCache?.isOverLimit(operation.key, rule.requestsPerUnit)) {
       const cacheKey = operation.key;
       const cacheRemainingMs = localCache.remainingMs?.(cacheKey, rule.requestsPerUnit) ?? 1000;
-      return {
-        rule,
-        stats,
-        hits,
-        reference: false,
-        limits: NO_LIMITS,
-        localCacheHit: true,
-        cacheKey,
-        cacheRemainingMs,
-      };
+      const limits = NO_LIMITS;
+      return { rule, stats, hits, reference: false, limits, localCacheHit: true, cacheKey, cacheRemainingMs };
     }
-    limits.push(limit);
-    operations.push(operation);
+    pending.push({ rule, limit, algorithm, operation });
   }
-  const planned = rules.map((rule, i) =>
-    place(list, rule, limits[i]!, algorithmNamed(limits[i]!.algorithm), operations[i]),
-  );
+  const planned = pending.map((part) => place(list, part.rule, part.limit, part.algorithm, part.operation));
   const first = planned[0]!;
   const cacheKey = first.operation?.key ?? "";
   return { rule: first.rule, stats, hits, reference: false, limits: planned, localCacheHit: false, cacheKey };
