@@ -19,7 +19,7 @@ export interface DecideOptions {
 }
 
 /** What the limits of one descriptor decided: every outcome, and the one its status reports. */
-export interface LimitsOutcome {
+interface LimitsOutcome {
   readonly outcomes: readonly LimitOutcome[];
   /** The limit closest to refusing: `current_limit`, `limit_remaining`, `duration_until_reset`. */
   readonly chosen: number;
@@ -46,7 +46,7 @@ export function decideLimits(
 }
 
 /** Every limit's outcome from the store's flat answer, at the clock reading the limits were planned with. */
-export function decideParts(
+function decideParts(
   limits: readonly PlannedLimit[],
   hits: number,
   values: ArrayLike<number>,
