@@ -32,7 +32,7 @@ export interface ActiveLimit {
   readonly stats: RuleStats;
   readonly hits: number;
   /**
-   * A rule without the extensions (README "Beyond the reference"): the reference's fixed window, decided
+   * A rule without the extensions (docs/algorithms.md): the reference's fixed window, decided
    * with the reference's formulas (src/engine/algorithms/fixed-window.ts, `referenceWindow`).
    */
   readonly reference: boolean;

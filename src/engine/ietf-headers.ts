@@ -1,6 +1,6 @@
 /**
  * `LIMIT_RESPONSE_HEADERS_FORMAT=ietf`: the `RateLimit-Policy` and `RateLimit` fields of
- * draft-ietf-httpapi-ratelimit-headers-11 (README "Response headers: the IETF fields"), one List member per
+ * draft-ietf-httpapi-ratelimit-headers-11 (docs/response-headers.md), one List member per
  * limit that applied to the request, serialised by an RFC 9651 Structured Fields serialiser.
  */
 import { type Item, serializeList } from "structured-headers";

@@ -1,5 +1,5 @@
 /**
- * A rule's limits as the algorithms see them (README "Beyond the reference"): a rule using `algorithm`,
+ * A rule's limits as the algorithms see them (docs/algorithms.md): a rule using `algorithm`,
  * `unit_multiplier`, `burst` or `rate_limits` is planned as one store operation per limit, each decided by
  * its algorithm (src/engine/algorithms/registry.ts). A rule with none of them is the reference's fixed
  * window and keeps the reference's path (`referenceWindow` in src/engine/algorithms/fixed-window.ts).

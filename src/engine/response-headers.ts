@@ -41,7 +41,7 @@ export function responseHeadersFor(
   const limit = chosen.currentLimit;
   if (limit.algorithm !== undefined) {
     // The extensions: the limit the remaining counts against (a token bucket's burst) and the status's
-    // own reset, which the algorithm computed (README "Beyond the reference").
+    // own reset, which the algorithm computed (docs/algorithms.md).
     const ceiling = algorithmNamed(limit.algorithm).capacityOf(algorithmLimitOf(limit));
     return [
       { key: names.limit, value: String(ceiling) },

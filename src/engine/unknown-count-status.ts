@@ -7,11 +7,11 @@ import type { RateLimitRule } from "./rule-set.js";
 export type UnknownCountAnswer = "allow" | "deny";
 
 /**
- * The status of a limited descriptor whose counter store could not be asked (README "When the counter store
- * fails"): `allow` answers OK with the remaining figures of an empty window, `deny` answers OVER_LIMIT with
- * nothing remaining — except for a rule in shadow mode, which never refuses. The reset is the window's: the
- * time to the fixed window's end, or a sliding window's or token bucket's whole length. No stat is counted:
- * nothing was.
+ * The status of a limited descriptor whose counter store could not be asked (docs/outages.md): `allow`
+ * answers OK with the remaining figures of an empty window, `deny` answers OVER_LIMIT with nothing remaining
+ * — except for a rule in shadow mode, which never refuses. The reset is the algorithm's
+ * (`Algorithm.resetWithoutCounts`): the time to the fixed window's end, or a sliding window's or token
+ * bucket's whole length. No stat is counted: nothing was.
  */
 export function unknownCountStatus(
   rule: RateLimitRule,

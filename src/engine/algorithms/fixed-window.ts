@@ -73,7 +73,7 @@ export const fixedWindow: Algorithm<FixedOperation> = {
 
 /**
  * The reference's own fixed window: this module's fast path, for a rule with none of the extension fields
- * (README "Beyond the reference"). The counter is {@link fixedWindow}'s with a window of one unit, and a
+ * (docs/algorithms.md). The counter is {@link fixedWindow}'s with a window of one unit, and a
  * read is decided by {@link fixedWindow} alike; counting differs in what the reference does and the
  * extensions do not: the operation carries no `kind` (the shape every increment had before them), the
  * engine decides it with the reference's formulas (`statusFromCounter`) and the reset counted when the
