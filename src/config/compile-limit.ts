@@ -1,4 +1,5 @@
-import { LIMIT_ALGORITHMS, type LimitAlgorithm } from "../engine/algorithms/algorithm-limit.js";
+import type { LimitAlgorithm } from "../engine/algorithms/algorithm-limit.js";
+import { LIMIT_ALGORITHMS } from "../engine/algorithms/registry.js";
 import type { RateLimitRule, RuleStats } from "../engine/rule-set.js";
 import { unitFromName, unitName, unitSeconds } from "../engine/units.js";
 import { ConfigError } from "../errors.js";

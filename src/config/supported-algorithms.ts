@@ -1,4 +1,5 @@
 import type { LimitAlgorithm } from "../engine/algorithms/algorithm-limit.js";
+import { LIMIT_ALGORITHMS } from "../engine/algorithms/registry.js";
 import type { RateLimitRule, RuleLevel, RuleSet } from "../engine/rule-set.js";
 import { ConfigError } from "../errors.js";
 
@@ -12,7 +13,7 @@ export function refuseUnsupportedAlgorithms(
   supported: readonly LimitAlgorithm[],
   backend: string,
 ): RuleSet {
-  if (supported.length === 3) return rules;
+  if (LIMIT_ALGORITHMS.every((algorithm) => supported.includes(algorithm))) return rules;
   for (const level of rules.domains.values()) {
     const rule = firstUnsupported(level, supported);
     if (rule !== undefined) {

@@ -33,7 +33,7 @@ export interface StoreCapabilities {
   readonly algorithms: readonly LimitAlgorithm[];
   /**
    * Counts in another process, so calls can fail or stall: the daemon puts it behind the circuit breaker
-   * and BACKEND_MAX_PENDING (README "When the counter store fails"). The memory store says no.
+   * and BACKEND_MAX_PENDING (docs/outages.md). The memory store says no.
    */
   readonly remote: boolean;
 }

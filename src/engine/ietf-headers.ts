@@ -1,14 +1,14 @@
 /**
  * `LIMIT_RESPONSE_HEADERS_FORMAT=ietf`: the `RateLimit-Policy` and `RateLimit` fields of
- * draft-ietf-httpapi-ratelimit-headers-11 (README "Response headers: the IETF fields"), one List member per
+ * draft-ietf-httpapi-ratelimit-headers-11 (docs/response-headers.md), one List member per
  * limit that applied to the request, serialised by an RFC 9651 Structured Fields serialiser.
  */
 import { type Item, serializeList } from "structured-headers";
-import type { AlgorithmLimit } from "./algorithms/algorithm-limit.js";
+import type { LimitPolicy } from "./algorithms/algorithm.js";
+import { algorithmNamed } from "./algorithms/registry.js";
 import type { DescriptorStatus, HeaderPair } from "./decision-request.js";
-import { algorithmLimitOf, usesExtensions } from "./limit-parts.js";
+import { algorithmLimitOf } from "./limit-parts.js";
 import type { RateLimitRule } from "./rule-set.js";
-import { unitSeconds } from "./units.js";
 
 /** The field names the draft defines (fixed: the LIMIT_*_HEADER settings name the legacy fields only). */
 export const POLICY_FIELD = "RateLimit-Policy";
@@ -20,24 +20,22 @@ export interface LimitFigures {
   readonly resetSeconds: number;
 }
 
-/** What the engine checked a descriptor against: its rule, and for the extensions one part per limit. */
+/** What the engine checked a descriptor against: its rule, and its limits (one per `rate_limits` entry). */
 export interface AppliedLimits {
   readonly rule: RateLimitRule;
-  readonly parts?: readonly { readonly rule: RateLimitRule; readonly limit: AlgorithmLimit }[] | undefined;
+  readonly limits: readonly { readonly rule: RateLimitRule }[];
 }
 
 /** The policy of one limit as a List member's figures: `q` quota, `w` window in seconds. */
-interface Policy {
+interface Policy extends LimitPolicy {
   readonly name: string;
-  readonly quota: number;
-  readonly windowSeconds: number;
 }
 
 interface Member extends Policy, LimitFigures {}
 
 /**
- * Both fields for every limit that applied: per descriptor with a limit, each part's figures when the
- * decision has them (`partFigures[i]`, a `rate_limits` list), else the status's for the descriptor's rule.
+ * Both fields for every limit that applied: per descriptor with a limit, each limit's figures when the
+ * decision has them (`partFigures[i]`, the extensions), else the status's for the descriptor's rule.
  * Members sharing a name are merged into the one closest to refusing (least remaining, then the longest
  * reset), at the first one's place. No headers when no limit applied.
  */
@@ -56,8 +54,8 @@ export function ietfHeadersFor(
     const status = statuses[i]!;
     if (applied === undefined || status.currentLimit === undefined) continue;
     const figures = partFigures[i];
-    if (figures !== undefined && applied.parts !== undefined) {
-      applied.parts.forEach((part, j) => {
+    if (figures !== undefined) {
+      applied.limits.forEach((part, j) => {
         add(memberOf(policyOf(part.rule), figures[j]!));
       });
     } else {
@@ -117,20 +115,13 @@ function policyOf(rule: RateLimitRule): Policy {
 }
 
 /**
- * `q` and `w`. A window is `unit × unit_multiplier` seconds. A token bucket's quota is its `burst` (what
- * `r` counts down from, as the legacy RateLimit-Limit), over the time an empty bucket takes to fill:
- * `burst × window / requests_per_unit`, rounded up, so that q/w is still the sustained rate; a bucket with
- * a rate of 0 never fills and has a quota of 0 over its window.
+ * `q` and `w`, as the limit's algorithm states them (`Algorithm.policyOf`): a window's requests over
+ * `unit × unit_multiplier` seconds, a token bucket's burst over its time to fill.
  */
-function figuresOf(rule: RateLimitRule): { quota: number; windowSeconds: number } {
-  if (!usesExtensions(rule)) return { quota: rule.requestsPerUnit, windowSeconds: unitSeconds(rule.unit) };
+function figuresOf(rule: RateLimitRule): LimitPolicy {
   const limit = algorithmLimitOf(rule);
-  if (limit.algorithm !== "token_bucket") {
-    return { quota: limit.requestsPerUnit, windowSeconds: limit.windowSeconds };
-  }
-  if (!(limit.requestsPerUnit > 0)) return { quota: 0, windowSeconds: limit.windowSeconds };
-  const fillSeconds = Math.ceil((limit.burst * limit.windowSeconds) / limit.requestsPerUnit);
-  return { quota: limit.burst, windowSeconds: Math.max(1, fillSeconds) };
+  const { quota, windowSeconds } = algorithmNamed(limit.algorithm).policyOf(limit);
+  return { quota, windowSeconds };
 }
 
 const UTF8 = new TextEncoder();

@@ -1,5 +1,7 @@
+import { algorithmNamed } from "./algorithms/registry.js";
 import { secondsUntilReset } from "./cache-key.js";
 import { CODE_OVER_LIMIT, type DescriptorStatus, type HeaderPair } from "./decision-request.js";
+import { algorithmLimitOf } from "./limit-parts.js";
 import { unitSeconds } from "./units.js";
 
 /** Names of the three `RateLimit-*` headers (`LIMIT_*_HEADER` settings). */
@@ -39,9 +41,8 @@ export function responseHeadersFor(
   const limit = chosen.currentLimit;
   if (limit.algorithm !== undefined) {
     // The extensions: the limit the remaining counts against (a token bucket's burst) and the status's
-    // own reset, which the algorithm computed (README "Beyond the reference").
-    const ceiling =
-      limit.algorithm === "token_bucket" ? (limit.burst ?? limit.requestsPerUnit) : limit.requestsPerUnit;
+    // own reset, which the algorithm computed (docs/algorithms.md).
+    const ceiling = algorithmNamed(limit.algorithm).capacityOf(algorithmLimitOf(limit));
     return [
       { key: names.limit, value: String(ceiling) },
       { key: names.remaining, value: String(chosen.limitRemaining) },

@@ -46,7 +46,7 @@ export interface RateLimitRule {
   readonly stats: RuleStats;
   readonly metadata: JsonObject | undefined;
   /**
-   * The extensions (README "Beyond the reference"), each absent for a rule that does not use it: a rule
+   * The extensions (docs/algorithms.md), each absent for a rule that does not use it: a rule
    * with none of them is the reference's fixed window, decided by the reference's code path.
    * `rate_limit.algorithm` (absent = fixed_window).
    */

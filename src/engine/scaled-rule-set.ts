@@ -10,7 +10,7 @@ import type {
 } from "./rule-set.js";
 
 /**
- * One replica's share of a limit (BACKEND_LOCAL_LIMIT_FRACTION, README "When the counter store fails"):
+ * One replica's share of a limit (BACKEND_LOCAL_LIMIT_FRACTION, docs/outages.md):
  * `floor(limit × fraction)`, at least 1 — a replica that allowed nothing would refuse a limit its peers
  * together allow — and 0 stays 0.
  */

@@ -1,18 +1,17 @@
-import { secondsUntilReset } from "./cache-key.js";
+import { algorithmNamed } from "./algorithms/registry.js";
 import { CODE_OK, CODE_OVER_LIMIT, type DescriptorStatus } from "./decision-request.js";
-import { algorithmLimitOf, usesExtensions } from "./limit-parts.js";
+import { algorithmLimitOf } from "./limit-parts.js";
 import type { RateLimitRule } from "./rule-set.js";
-import { unitSeconds } from "./units.js";
 
 /** What BACKEND_FAILURE_MODE answers a limited descriptor with when its count cannot be known. */
 export type UnknownCountAnswer = "allow" | "deny";
 
 /**
- * The status of a limited descriptor whose counter store could not be asked (README "When the counter store
- * fails"): `allow` answers OK with the remaining figures of an empty window, `deny` answers OVER_LIMIT with
- * nothing remaining — except for a rule in shadow mode, which never refuses. The reset is the window's: the
- * time to the fixed window's end, or a sliding window's or token bucket's whole length. No stat is counted:
- * nothing was.
+ * The status of a limited descriptor whose counter store could not be asked (docs/outages.md): `allow`
+ * answers OK with the remaining figures of an empty window, `deny` answers OVER_LIMIT with nothing remaining
+ * — except for a rule in shadow mode, which never refuses. The reset is the algorithm's
+ * (`Algorithm.resetWithoutCounts`): the time to the fixed window's end, or a sliding window's or token
+ * bucket's whole length. No stat is counted: nothing was.
  */
 export function unknownCountStatus(
   rule: RateLimitRule,
@@ -29,9 +28,8 @@ export function unknownCountStatus(
   };
 }
 
+/** The algorithm's reset without counts; the reference's fixed window is `fixed_window`'s of one unit. */
 function resetOf(rule: RateLimitRule, nowSeconds: number): number {
-  if (!usesExtensions(rule)) return secondsUntilReset(nowSeconds, unitSeconds(rule.unit));
   const limit = algorithmLimitOf(rule);
-  if (limit.algorithm !== "fixed_window") return Math.ceil(limit.windowSeconds);
-  return secondsUntilReset(nowSeconds, limit.windowSeconds);
+  return algorithmNamed(limit.algorithm).resetWithoutCounts(limit, nowSeconds);
 }

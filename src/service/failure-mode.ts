@@ -1,4 +1,5 @@
-import type { DecisionEngine, DecisionPlan } from "../engine/decision-engine.js";
+import type { DecisionEngine } from "../engine/decision-engine.js";
+import type { DecisionPlan } from "../engine/decision-plan.js";
 import type { Decision } from "../engine/decision-request.js";
 import type { Counter, RuleSet } from "../engine/rule-set.js";
 import { messageOf, type RatelimitdError } from "../errors.js";

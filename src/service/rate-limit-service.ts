@@ -1,7 +1,8 @@
 import { clientReasonOf } from "../backends/client-reason.js";
 import type { RuleUpdate } from "../config/rule-source.js";
 import type { CounterStore } from "../engine/counter-store.js";
-import type { DecisionEngine, DecisionPlan } from "../engine/decision-engine.js";
+import type { DecisionEngine } from "../engine/decision-engine.js";
+import type { DecisionPlan } from "../engine/decision-plan.js";
 import type { Decision, DecisionRequest } from "../engine/decision-request.js";
 import type { Counter, RuleSet } from "../engine/rule-set.js";
 import { BackendError, InvalidArgumentError, messageOf, RatelimitdError } from "../errors.js";

@@ -1,9 +1,12 @@
-import type {
-  BucketOperation,
-  FixedOperation,
-  SlidingOperation,
+import {
+  type BucketOperation,
+  type CounterOperation,
+  type FixedOperation,
+  type SlidingOperation,
+  unknownOperation,
 } from "../../engine/algorithms/counter-operation.js";
 import { gcraStep } from "../../engine/algorithms/gcra-step.js";
+import { LIMIT_ALGORITHMS } from "../../engine/algorithms/registry.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -86,7 +89,8 @@ export class MemoryStore implements CounterStore {
   readonly name = "memory";
   readonly capabilities = {
     readsWithoutCounting: true,
-    algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+    // Every algorithm: it runs every kind of operation (the switches below).
+    algorithms: LIMIT_ALGORITHMS,
     remote: false,
   };
   readonly #counters = new Map<string, Entry>();
@@ -129,29 +133,11 @@ export class MemoryStore implements CounterStore {
     return this.#maxBytes;
   }
 
-  /**
-   * Fixed windows as INCRBY + EXPIRE; sliding windows the same plus the previous window's count; token
-   * buckets one GCRA step on this process's clock (src/engine/algorithms/gcra-step.ts, the arithmetic the
-   * Redis script runs).
-   */
+  /** Every operation counted in order (see {@link #apply}), their values as one flat list. */
   increment(increments: readonly CounterIncrement[]): number[] {
     const now = this.#nowMs();
     const values: number[] = [];
-    for (let i = 0; i < increments.length; i++) {
-      const operation = increments[i]!;
-      switch (operation.kind) {
-        case undefined:
-        case "fixed":
-          values.push(this.#count(operation, now));
-          break;
-        case "sliding":
-          values.push(this.#count(operation, now), this.#valueOf(operation.previousKey, now));
-          break;
-        case "bucket":
-          values.push(...this.#takeTokens(operation, now));
-          break;
-      }
-    }
+    for (let i = 0; i < increments.length; i++) this.#apply(increments[i]!, now, values);
     return values;
   }
 
@@ -168,15 +154,11 @@ export class MemoryStore implements CounterStore {
     return { name: "Memory Increment Execution", attributes: { "keys length": increments.length } };
   }
 
-  /** Fixed → [count], sliding → [count, previous count], bucket → [1, debt µs]; nothing is written. */
+  /** Every operation's current values in order (see {@link #read}); nothing is written. */
   read(increments: readonly CounterIncrement[]): number[] {
     const now = this.#nowMs();
     const values: number[] = [];
-    for (const operation of increments) {
-      if (operation.kind === "bucket") values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
-      else values.push(this.#valueOf(operation.key, now));
-      if (operation.kind === "sliding") values.push(this.#valueOf(operation.previousKey, now));
-    }
+    for (const operation of increments) this.#read(operation, now, values);
     return values;
   }
 
@@ -216,6 +198,46 @@ export class MemoryStore implements CounterStore {
       }
       const [key, entry] = next.value;
       if (entry.expiresAtMs <= now) this.#delete(key, entry);
+    }
+  }
+
+  /**
+   * One operation counted, its values appended: fixed → INCRBY + EXPIRE → [count]; sliding → the same plus
+   * the previous window's count; bucket → one GCRA step on this process's clock → [allowed, debt µs]
+   * (src/engine/algorithms/gcra-step.ts, the arithmetic the Redis script runs).
+   */
+  #apply(operation: CounterOperation, now: number, values: number[]): void {
+    switch (operation.kind) {
+      case undefined:
+      case "fixed":
+        values.push(this.#count(operation, now));
+        return;
+      case "sliding":
+        values.push(this.#count(operation, now), this.#valueOf(operation.previousKey, now));
+        return;
+      case "bucket":
+        values.push(...this.#takeTokens(operation, now));
+        return;
+      default:
+        unknownOperation(operation);
+    }
+  }
+
+  /** One operation's values without writing: fixed → [count], sliding → [count, previous], bucket → [1, debt µs]. */
+  #read(operation: CounterOperation, now: number, values: number[]): void {
+    switch (operation.kind) {
+      case undefined:
+      case "fixed":
+        values.push(this.#valueOf(operation.key, now));
+        return;
+      case "sliding":
+        values.push(this.#valueOf(operation.key, now), this.#valueOf(operation.previousKey, now));
+        return;
+      case "bucket":
+        values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
+        return;
+      default:
+        unknownOperation(operation);
     }
   }
 

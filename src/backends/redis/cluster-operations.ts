@@ -1,15 +1,17 @@
 /**
  * Requests holding sliding-window or token-bucket operations on a Redis Cluster, and the releases of
- * refused sliding-window hits. Every command goes with its own key's hash slot, one pipeline per slot as
- * for fixed windows (cluster-commands.ts): a sliding window's INCRBY + EXPIRE with `key`, its GET with
- * `previousKey`, which may lie elsewhere; a token bucket's EVALSHA with its key.
+ * refused sliding-window hits. Every command of an operation (operation-shapes.ts) goes with its own
+ * key's hash slot, one pipeline per slot as for fixed windows (cluster-commands.ts): a sliding window's
+ * INCRBY + EXPIRE with `key`, its GET with `previousKey`, which may lie elsewhere; a token bucket's
+ * EVALSHA with its key.
  */
 import calculateSlot from "cluster-key-slot";
 import type { ChainableCommander } from "ioredis";
-import type {
-  BucketOperation,
-  CounterOperation,
-  SlidingOperation,
+import {
+  type BucketOperation,
+  type CounterOperation,
+  resultCountOf,
+  type SlidingOperation,
 } from "../../engine/algorithms/counter-operation.js";
 import { DetailedFailure } from "../client-reason.js";
 import {
@@ -20,6 +22,7 @@ import {
   withTimeout,
 } from "./cluster-commands.js";
 import type { ClusterConnection } from "./cluster-connection.js";
+import { operationCommandsOf } from "./operation-shapes.js";
 import {
   parseTokenBucketReply,
   TOKEN_BUCKET_SCRIPT,
@@ -54,21 +57,15 @@ export async function applyClusterOperations(
   const unknownScript: { operation: BucketOperation; at: number }[] = [];
   for (const operation of operations) {
     const at = values.length;
-    switch (operation.kind) {
-      case undefined:
-      case "fixed":
-        values.push(0);
-        parts.push(counterPart(operation.key, operation.hits, operation.ttlSeconds, reading, values, at));
-        break;
-      case "sliding":
-        values.push(0, 0);
-        parts.push(counterPart(operation.key, operation.hits, operation.ttlSeconds, reading, values, at));
-        parts.push(counterPart(operation.previousKey, 0, 0, true, values, at + 1));
-        break;
-      case "bucket":
-        values.push(0, 0);
-        parts.push(bucketPart(operation, reading, values, at, () => unknownScript.push({ operation, at })));
-        break;
+    for (let n = resultCountOf(operation); n > 0; n--) values.push(0);
+    const { commands, replyOf, bucket } = operationCommandsOf(operation, reading);
+    commands.forEach((command, index) => {
+      parts.push(commandPart(command, replyOf.indexOf(index), values, at));
+    });
+    if (bucket !== undefined) {
+      parts.push(
+        bucketPart(bucket, reading, values, at, () => unknownScript.push({ operation: bucket, at })),
+      );
     }
   }
   try {
@@ -113,23 +110,21 @@ export async function releaseClusterHits(
   }
 }
 
-/** INCRBY + EXPIRE (the count after), or with `reading` a GET (absent = 0), into `values[at]`. */
-function counterPart(
-  key: string,
-  hits: number,
-  ttlSeconds: number,
-  reading: boolean,
-  values: number[],
-  at: number,
-): Part {
+/**
+ * One command `[NAME, key, …args]`. Its reply, when it is the operation's value number `valueIndex` (-1:
+ * none, as an EXPIRE's), is a counter — an integer, or a GET's text (absent = 0) — put at
+ * `values[at + valueIndex]`.
+ */
+function commandPart(command: readonly string[], valueIndex: number, values: number[], at: number): Part {
+  const [name, ...args] = command as [string, ...string[]];
   return {
-    key,
+    key: args[0]!,
     append: (pipeline) => {
-      if (reading) pipeline.get(key);
-      else pipeline.incrby(key, hits).expire(key, ttlSeconds);
-      return reading ? 1 : 2;
+      pipeline.call(name, args);
+      return 1;
     },
     take: ([first]) => {
+      if (valueIndex < 0) return;
       const value = first?.[1];
       const number = value === null || value === undefined ? 0 : Number(value);
       if (Number.isNaN(number) || (typeof value === "object" && value !== null)) {
@@ -138,7 +133,7 @@ function counterPart(
           "unexpected reply for a counter",
         );
       }
-      values[at] = number;
+      values[at + valueIndex] = number;
     },
   };
 }

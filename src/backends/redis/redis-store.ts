@@ -1,4 +1,5 @@
 import { resultCountOf, type SlidingOperation } from "../../engine/algorithms/counter-operation.js";
+import { LIMIT_ALGORITHMS } from "../../engine/algorithms/registry.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -30,7 +31,8 @@ export class RedisStore implements CounterStore {
   readonly name = "redis";
   readonly capabilities = {
     readsWithoutCounting: true,
-    algorithms: ["fixed_window", "sliding_window", "token_bucket"] as const,
+    // Every algorithm: it runs every kind of operation (operation-shapes.ts).
+    algorithms: LIMIT_ALGORITHMS,
     remote: true,
   };
   readonly #main: RedisDeployment;

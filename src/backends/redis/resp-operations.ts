@@ -1,7 +1,8 @@
 /**
  * Requests holding sliding-window or token-bucket operations on a single Redis or a sentinel group's
- * primary: their commands as RESP text, and their replies turned into the store's flat values. A request
- * of fixed windows only never comes here; it keeps encodeIncrements and the integer fast path.
+ * primary: their commands (operation-shapes.ts) as RESP text, and their replies turned into the store's
+ * flat values. A request of fixed windows only never comes here; it keeps encodeIncrements and the
+ * integer fast path.
  */
 import type {
   BucketOperation,
@@ -9,6 +10,7 @@ import type {
   SlidingOperation,
 } from "../../engine/algorithms/counter-operation.js";
 import { DetailedFailure, replyReason } from "../client-reason.js";
+import { operationCommandsOf } from "./operation-shapes.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, type RespReply } from "./resp-reply-reader.js";
 import {
@@ -25,9 +27,8 @@ export interface EncodedOperations {
 }
 
 /**
- * Counting: fixed → INCRBY + EXPIRE; sliding → INCRBY + EXPIRE + GET previousKey; every bucket together →
- * one EVALSHA, after the rest. Reading (`reading`): fixed → GET; sliding → GET key + GET previousKey; the
- * buckets → the same EVALSHA with 0 hits.
+ * Each operation's commands when counting, or with `reading` when reading (`operationCommandsOf`), in
+ * order; every bucket together → one EVALSHA, after the rest (with 0 hits when reading).
  */
 export function encodeOperations(
   operations: readonly CounterOperation[],
@@ -37,24 +38,10 @@ export function encodeOperations(
   let replies = 0;
   const buckets: BucketOperation[] = [];
   for (const operation of operations) {
-    switch (operation.kind) {
-      case undefined:
-      case "fixed":
-        commands += reading
-          ? get(operation.key)
-          : incrementAndExpire(operation.key, operation.hits, operation.ttlSeconds);
-        replies += reading ? 1 : 2;
-        break;
-      case "sliding":
-        if (!reading) commands += incrementAndExpire(operation.key, operation.hits, operation.ttlSeconds);
-        else commands += get(operation.key);
-        commands += get(operation.previousKey);
-        replies += reading ? 2 : 3;
-        break;
-      case "bucket":
-        buckets.push(operation);
-        break;
-    }
+    const shape = operationCommandsOf(operation, reading);
+    for (const command of shape.commands) commands += encodeCommand(command);
+    replies += shape.commands.length;
+    if (shape.bucket !== undefined) buckets.push(shape.bucket);
   }
   if (buckets.length > 0) {
     // Every bucket of the request in one script call, last: Redis pays the call and TIME once.
@@ -122,22 +109,13 @@ export function valuesOfReplies(
   let next = 0;
   operations.forEach((operation, index) => {
     offsets.push(values.length);
-    switch (operation.kind) {
-      case undefined:
-      case "fixed":
-        values.push(counterOf(replies[next]));
-        next += reading ? 1 : 2;
-        break;
-      case "sliding":
-        if (reading) values.push(counterOf(replies[next]), counterOf(replies[next + 1]));
-        else values.push(counterOf(replies[next]), counterOf(replies[next + 2]));
-        next += reading ? 2 : 3;
-        break;
-      case "bucket":
-        // Filled from the one script call that follows the other commands.
-        buckets.push(index);
-        values.push(0, 0);
-        break;
+    const shape = operationCommandsOf(operation, reading);
+    for (const reply of shape.replyOf) values.push(counterOf(replies[next + reply]));
+    next += shape.commands.length;
+    if (shape.bucket !== undefined) {
+      // Filled from the one script call that follows the other commands.
+      buckets.push(index);
+      values.push(0, 0);
     }
   });
   const result = { values, unknownScript: [] as number[], offsets };
@@ -199,12 +177,4 @@ function unexpected(reply: RespReply | undefined): DetailedFailure {
 
 function bucketsArgs(operations: readonly BucketOperation[], reading: boolean): string[] {
   return tokenBucketsScriptArgs(operations, (operation) => (reading ? 0 : operation.hits));
-}
-
-function get(key: string): string {
-  return encodeCommand(["GET", key]);
-}
-
-function incrementAndExpire(key: string, hits: number, ttlSeconds: number): string {
-  return encodeCommand(["INCRBY", key, String(hits)]) + encodeCommand(["EXPIRE", key, String(ttlSeconds)]);
 }

@@ -1,10 +1,10 @@
 import type { UnitValue } from "../units.js";
 
-/** `rate_limit.algorithm`: how a limit turns stored values into a decision. */
+/**
+ * `rate_limit.algorithm`: how a limit turns stored values into a decision. Each name has its module in
+ * registry.ts, which the compiler holds to this list both ways.
+ */
 export type LimitAlgorithm = "fixed_window" | "sliding_window" | "token_bucket";
-
-/** Every value `rate_limit.algorithm` accepts, the default first. */
-export const LIMIT_ALGORITHMS: readonly LimitAlgorithm[] = ["fixed_window", "sliding_window", "token_bucket"];
 
 /**
  * The parts of a limit the algorithms read. A configured limit and a request-level override both carry

@@ -4,7 +4,12 @@
  * own: the caller passes `nowMs`. Expired cells are ignored on access (as absent) and replaced; removing
  * them is the caller's sweep.
  */
-import type { BucketOperation, CounterOperation, SlidingOperation } from "./counter-operation.js";
+import {
+  type BucketOperation,
+  type CounterOperation,
+  type SlidingOperation,
+  unknownOperation,
+} from "./counter-operation.js";
 import { type BucketTat, gcraStep } from "./gcra-step.js";
 
 /** One stored value. */
@@ -37,6 +42,8 @@ export function applyOperation(cells: CounterCells, operation: CounterOperation,
       ];
     case "bucket":
       return applyBucketOperation(cells, operation, Math.floor(nowMs * 1000));
+    default:
+      return unknownOperation(operation);
   }
 }
 
@@ -90,6 +97,8 @@ export function readOperation(cells: CounterCells, operation: CounterOperation, 
       const [, debtUs] = applyBucketOperation(cells, { ...operation, hits: 0 }, Math.floor(nowMs * 1000));
       return [1, debtUs!];
     }
+    default:
+      return unknownOperation(operation);
   }
 }
 

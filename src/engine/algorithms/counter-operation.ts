@@ -56,10 +56,31 @@ export interface BucketOperation {
   readonly perSecond: boolean;
 }
 
-/** One limit's work for a counter store. */
+/**
+ * One limit's work for a counter store: every kind a store must run. A new kind fails to compile in each
+ * place that must handle it — every store's switch over `kind` ends in {@link unknownOperation}.
+ */
 export type CounterOperation = FixedOperation | SlidingOperation | BucketOperation;
 
 /** How many numbers a store answers for `operation`, for an increment and for a read alike. */
 export function resultCountOf(operation: CounterOperation): 1 | 2 {
-  return operation.kind === "sliding" || operation.kind === "bucket" ? 2 : 1;
+  switch (operation.kind) {
+    case undefined:
+    case "fixed":
+      return 1;
+    case "sliding":
+    case "bucket":
+      return 2;
+    default:
+      return unknownOperation(operation);
+  }
+}
+
+/**
+ * The `default` of a switch over every operation kind: `operation` is `never` there, so a kind added to
+ * {@link CounterOperation} and not handled is a compile error. Throws if reached anyway (a value from
+ * outside the type system).
+ */
+export function unknownOperation(operation: never): never {
+  throw new Error(`unknown counter operation kind ${String((operation as { kind?: unknown }).kind)}`);
 }

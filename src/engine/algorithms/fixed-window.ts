@@ -1,4 +1,7 @@
-import { UNIT_SECOND } from "../units.js";
+import { cacheKeyFor, secondsUntilReset, windowStart } from "../cache-key.js";
+import type { DecisionEntry } from "../decision-request.js";
+import { UNIT_SECOND, type UnitValue, unitSeconds } from "../units.js";
+import type { Algorithm } from "./algorithm.js";
 import { type AlgorithmLimit, windowStartMsOf } from "./algorithm-limit.js";
 import type { FixedOperation } from "./counter-operation.js";
 import { windowKeyFor } from "./limit-keys.js";
@@ -53,3 +56,51 @@ export function fixedWindowOutcome(
     overLimitCacheMs: over ? Math.ceil(windowEndMs - nowMs) - 1 : 0,
   };
 }
+
+/** `fixed_window`: one counter per epoch-aligned window of `unit × unit_multiplier`. */
+export const fixedWindow: Algorithm<FixedOperation> = {
+  usesBurst: false,
+  plan: fixedWindowOperation,
+  decide: (limit, hits, values, offset, plannedMs) =>
+    fixedWindowOutcome(limit, hits, values[offset]!, plannedMs),
+  wouldRefuse: (limit, _operation, hits, values, offset) => values[offset]! + hits > limit.requestsPerUnit,
+  releaseOf: () => undefined,
+  countersOf: (operation, values, offset) => [{ key: operation.key, value: values[offset]! }],
+  resetWithoutCounts: (limit, nowSeconds) => secondsUntilReset(nowSeconds, limit.windowSeconds),
+  capacityOf: (limit) => limit.requestsPerUnit,
+  policyOf: (limit) => ({ quota: limit.requestsPerUnit, windowSeconds: limit.windowSeconds }),
+};
+
+/**
+ * The reference's own fixed window: this module's fast path, for a rule with none of the extension fields
+ * (docs/algorithms.md). The counter is {@link fixedWindow}'s with a window of one unit, and a
+ * read is decided by {@link fixedWindow} alike; counting differs in what the reference does and the
+ * extensions do not: the operation carries no `kind` (the shape every increment had before them), the
+ * engine decides it with the reference's formulas (`statusFromCounter`) and the reset counted when the
+ * store has answered, and the local over-limit cache keeps an over key for a whole window.
+ */
+export const referenceWindow = {
+  /** `prefix + domain + "_" + Σ(key + "_" + value + "_") + windowStart`, byte for byte the reference's. */
+  key(
+    prefix: string,
+    domain: string,
+    entries: readonly DecisionEntry[],
+    sharePatterns: readonly (string | undefined)[] | undefined,
+    unit: UnitValue,
+    nowSeconds: number,
+  ): string {
+    return cacheKeyFor(prefix, domain, entries, sharePatterns, windowStart(nowSeconds, unitSeconds(unit)));
+  },
+  /** INCRBY + EXPIRE of `key` for one window plus `jitterSeconds`. */
+  operation(key: string, unit: UnitValue, hits: number, jitterSeconds: number): FixedOperation {
+    return { key, hits, ttlSeconds: unitSeconds(unit) + jitterSeconds, perSecond: unit === UNIT_SECOND };
+  },
+  /** Seconds to the window's end at `nowSeconds` (when the store has answered): 1 … window. */
+  resetSeconds(unit: UnitValue, nowSeconds: number): number {
+    return secondsUntilReset(nowSeconds, unitSeconds(unit));
+  },
+  /** How long the local over-limit cache keeps an over key: the whole window, as the reference does. */
+  overLimitCacheSeconds(unit: UnitValue): number {
+    return unitSeconds(unit);
+  },
+};

@@ -1,4 +1,5 @@
 import { UNIT_SECOND } from "../units.js";
+import type { Algorithm } from "./algorithm.js";
 import { type AlgorithmLimit, windowStartMsOf } from "./algorithm-limit.js";
 import type { SlidingOperation } from "./counter-operation.js";
 import { windowKeyFor } from "./limit-keys.js";
@@ -88,6 +89,30 @@ export function slidingWindowOutcome(
     overLimitCacheMs: Math.max(0, lastRefusedMs),
   };
 }
+
+/**
+ * `sliding_window`: the current window's count plus the previous window's, weighed by how much of it the
+ * sliding window still covers. A refused request gives its hits back.
+ */
+export const slidingWindow: Algorithm<SlidingOperation> = {
+  usesBurst: false,
+  plan: slidingWindowOperation,
+  decide: (limit, hits, values, offset, plannedMs) =>
+    slidingWindowOutcome(limit, hits, values[offset]!, values[offset + 1]!, plannedMs),
+  // The read's count plus the hits, as the increment would answer.
+  wouldRefuse: (limit, _operation, hits, values, offset, nowMs) =>
+    slidingWindowOutcome(limit, hits, values[offset]! + hits, values[offset + 1]!, nowMs).over,
+  // Suppressed to 0 hits by STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: nothing was counted.
+  releaseOf: (sent) => (sent.hits > 0 ? sent : undefined),
+  countersOf: (operation, values, offset) => [
+    { key: operation.key, value: values[offset]! },
+    { key: operation.previousKey, value: values[offset + 1]! },
+  ],
+  // The estimate decays over a whole window.
+  resetWithoutCounts: (limit) => Math.ceil(limit.windowSeconds),
+  capacityOf: (limit) => limit.requestsPerUnit,
+  policyOf: (limit) => ({ quota: limit.requestsPerUnit, windowSeconds: limit.windowSeconds }),
+};
 
 /**
  * The estimate `offsetMs` after the current window's start, with `previous` and `current` as they are

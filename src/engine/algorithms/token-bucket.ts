@@ -1,4 +1,5 @@
 import { UNIT_SECOND } from "../units.js";
+import type { Algorithm, LimitPolicy } from "./algorithm.js";
 import { type AlgorithmLimit, emissionIntervalUsOf } from "./algorithm-limit.js";
 import type { BucketOperation } from "./counter-operation.js";
 import { TOKEN_TOLERANCE } from "./gcra-step.js";
@@ -90,6 +91,42 @@ export function emptyBucketOutcome(limit: AlgorithmLimit, hits: number): LimitOu
     resetSeconds: limit.windowSeconds,
     overLimitCacheMs: over ? limit.windowSeconds * 1000 : 0,
   };
+}
+
+/**
+ * `token_bucket`: GCRA over a bucket of `burst` tokens refilled at `requests_per_unit` per window, atomic
+ * in the store.
+ */
+export const tokenBucket: Algorithm<BucketOperation> = {
+  usesBurst: true,
+  plan: (limit, baseKey, limitIndex, hits) => tokenBucketOperation(limit, baseKey, limitIndex, hits),
+  decide: (limit, hits, values, offset) =>
+    limit.requestsPerUnit > 0
+      ? tokenBucketOutcome(limit, hits, values[offset]!, values[offset + 1]!)
+      : emptyBucketOutcome(limit, hits),
+  wouldRefuse: (_limit, operation, hits, values, offset) => {
+    // The store's own test (gcra-step.ts): the debt after the hits within burst × T, with its tolerance.
+    const interval = operation.emissionIntervalUs;
+    const debtAfterUs = values[offset + 1]! + hits * interval;
+    return debtAfterUs > operation.burst * interval + interval * TOKEN_TOLERANCE;
+  },
+  releaseOf: () => undefined,
+  // A bucket's stored value is its debt in microseconds (0: full).
+  countersOf: (operation, values, offset) => [{ key: operation.key, value: values[offset + 1]! }],
+  resetWithoutCounts: (limit) => Math.ceil(limit.windowSeconds),
+  capacityOf: (limit) => limit.burst,
+  policyOf: bucketPolicyOf,
+};
+
+/**
+ * A bucket's quota is its `burst` (what `r` counts down from, as the legacy RateLimit-Limit), over the
+ * time an empty bucket takes to fill: `burst × window / requests_per_unit`, rounded up, so that q/w is
+ * still the sustained rate; a bucket with a rate of 0 never fills and has a quota of 0 over its window.
+ */
+function bucketPolicyOf(limit: AlgorithmLimit): LimitPolicy {
+  if (!(limit.requestsPerUnit > 0)) return { quota: 0, windowSeconds: limit.windowSeconds };
+  const fillSeconds = Math.ceil((limit.burst * limit.windowSeconds) / limit.requestsPerUnit);
+  return { quota: limit.burst, windowSeconds: Math.max(1, fillSeconds) };
 }
 
 function wholeSecondsAtLeastOne(us: number): number {

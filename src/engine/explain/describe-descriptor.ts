@@ -1,5 +1,5 @@
-import { resultCountOf } from "../algorithms/counter-operation.js";
-import type { DecisionPlan } from "../decision-engine.js";
+import { algorithmNamed } from "../algorithms/registry.js";
+import type { ActiveLimit, DecisionPlan } from "../decision-plan.js";
 import type { DecisionDescriptor } from "../decision-request.js";
 import { algorithmLimitOf, usesExtensions } from "../limit-parts.js";
 import type { RateLimitRule } from "../rule-set.js";
@@ -83,26 +83,14 @@ function whyOf(
   return `no rule matched: domain '${domain}' searched at levels ${levels}`;
 }
 
-type ActiveOf = NonNullable<DecisionPlan["active"][number]>;
-
-function limitsOf(active: ActiveOf, current: ArrayLike<number>): ExplainedLimit[] {
-  if (active.parts === undefined) {
-    const value = active.localCacheHit ? [] : [{ key: active.cacheKey, value: current[active.increment]! }];
+function limitsOf(active: ActiveLimit, current: ArrayLike<number>): ExplainedLimit[] {
+  if (active.reference || active.localCacheHit) {
+    const first = active.limits[0];
+    const value = first === undefined ? [] : [{ key: active.cacheKey, value: current[first.offset]! }];
     return [plainLimit(active.rule, value, active.localCacheHit)];
   }
-  return active.parts.map((part) => {
-    const limit = part.limit;
-    const operation = part.operation;
-    const counters: { key: string; value: number }[] = [];
-    if (operation !== undefined && part.offset >= 0) {
-      if (operation.kind === "sliding") {
-        counters.push({ key: operation.key, value: current[part.offset]! });
-        counters.push({ key: operation.previousKey, value: current[part.offset + 1]! });
-      } else if (operation.kind === "bucket") {
-        // A bucket's stored value is its debt in microseconds (0: full).
-        counters.push({ key: operation.key, value: current[part.offset + resultCountOf(operation) - 1]! });
-      } else counters.push({ key: operation.key, value: current[part.offset]! });
-    }
+  return active.limits.map((part) => {
+    const { limit, operation, algorithm } = part;
     return {
       name: part.rule.name,
       algorithm: limit.algorithm,
@@ -110,8 +98,8 @@ function limitsOf(active: ActiveOf, current: ArrayLike<number>): ExplainedLimit[
       unit: unitName(limit.unit),
       unitMultiplier: limit.unitMultiplier,
       windowSeconds: limit.windowSeconds,
-      ...(limit.algorithm === "token_bucket" ? { burst: limit.burst } : {}),
-      counters,
+      ...(algorithm.usesBurst ? { burst: limit.burst } : {}),
+      counters: operation === undefined ? [] : algorithm.countersOf(operation, current, part.offset),
       localCacheHit: false,
     };
   });
@@ -131,7 +119,7 @@ function plainLimit(
       unit: unitName(limit.unit),
       unitMultiplier: limit.unitMultiplier,
       windowSeconds: limit.windowSeconds,
-      ...(limit.algorithm === "token_bucket" ? { burst: limit.burst } : {}),
+      ...(algorithmNamed(limit.algorithm).usesBurst ? { burst: limit.burst } : {}),
       counters,
       localCacheHit,
     };

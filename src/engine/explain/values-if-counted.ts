@@ -1,4 +1,4 @@
-import type { CounterOperation } from "../algorithms/counter-operation.js";
+import { type CounterOperation, unknownOperation } from "../algorithms/counter-operation.js";
 import { TOKEN_TOLERANCE } from "../algorithms/gcra-step.js";
 
 /**
@@ -32,10 +32,14 @@ export function valuesIfCounted(
         values.push(before + operation.hits, current[offset + 1]!);
         offset += 2;
         break;
-      default:
+      case undefined:
+      case "fixed":
         added.set(operation.key, before - current[offset]! + operation.hits);
         values.push(before + operation.hits);
         offset += 1;
+        break;
+      default:
+        unknownOperation(operation);
     }
   }
   return values;

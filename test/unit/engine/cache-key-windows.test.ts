@@ -154,8 +154,8 @@ t.test("secondsUntilReset is 1…divider, never 0", async (t) => {
   }
 });
 
-// No escaping of `_`, and the key contains neither the unit name nor the limit value (README, "Compatibility
-// notes").
+// No escaping of `_`, and the key contains neither the unit name nor the limit value
+// (docs/compatibility.md).
 t.test("quirks: `_` collisions, unit and limit not in the key", async (t) => {
   const a = cacheKeyFor("", "d", entriesOf("a_b=c"), undefined, 60);
   const b = cacheKeyFor("", "d", entriesOf("a=b_c"), undefined, 60);

@@ -55,7 +55,7 @@ t.test(
   },
 );
 
-// Never crash on a request (README, "Compatibility notes"): an override with a unit outside SECOND…YEAR is
+// Never crash on a request (docs/compatibility.md): an override with a unit outside SECOND…YEAR is
 // rejected before anything is counted.
 for (const unit of [0, 7, 99]) {
   t.test(`override with unit ${unit} → InvalidArgumentError, no counter touched`, async (t) => {

@@ -3,7 +3,7 @@ import { LocalOverLimitCache } from "../../../src/backends/local-over-limit-cach
 import { CODE_OK, CODE_OVER_LIMIT, type Decision } from "../../../src/engine/decision-request.js";
 import { entries, MINUTE, newService, request, ruleCounts, SECOND, TestClock } from "./decision-fixture.js";
 
-// The extensions end to end in one process (README "Beyond the reference"): rules from YAML, the service,
+// The extensions end to end in one process (docs/algorithms.md): rules from YAML, the service,
 // the memory store, a test clock. Every figure below is worked out by hand in the test's name or comment.
 
 /** Unix second 1 800 000 000: a whole minute, and a whole 5 minutes, since the epoch. */

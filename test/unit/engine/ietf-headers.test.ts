@@ -16,7 +16,7 @@ import {
   TestClock,
 } from "./decision-fixture.js";
 
-// LIMIT_RESPONSE_HEADERS_FORMAT=ietf (README "Response headers: the IETF fields"): RateLimit-Policy and
+// LIMIT_RESPONSE_HEADERS_FORMAT=ietf (docs/response-headers.md): RateLimit-Policy and
 // RateLimit of draft-ietf-httpapi-ratelimit-headers-11, one member per limit, read back with the
 // structured-headers parser. Rules from YAML, the service, the memory store, a test clock.
 
@@ -226,7 +226,7 @@ t.test("shadow mode and quota mode: listed with r = 0 when over, whatever the st
     decision.statuses.map((status) => status.code),
     [CODE_OK, CODE_OVER_LIMIT, CODE_OK],
   );
-  // Every quota-mode descriptor is over, so the request is refused (README "Rules").
+  // Every quota-mode descriptor is over, so the request is refused (docs/rules.md).
   t.equal(decision.overallCode, CODE_OVER_LIMIT);
   t.strictSame(parsed(decision, "RateLimit"), [
     ["d.shadowed", { r: 0, t: 59 }],

@@ -16,7 +16,7 @@ import {
   TestClock,
 } from "./decision-fixture.js";
 
-// Local over-limit cache, keyed on cache key + limit (README, "Compatibility notes"; envoyproxy/ratelimit
+// Local over-limit cache, keyed on cache key + limit (docs/compatibility.md; envoyproxy/ratelimit
 // #1077).
 const YAML = `domain: d
 descriptors:

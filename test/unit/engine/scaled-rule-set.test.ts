@@ -2,7 +2,7 @@ import t from "tap";
 import { scaledRuleSet, shareOf } from "../../../src/engine/scaled-rule-set.js";
 import { newRegistry, rulesFromYaml } from "./decision-fixture.js";
 
-// BACKEND_LOCAL_LIMIT_FRACTION's arithmetic (README "When the counter store fails").
+// BACKEND_LOCAL_LIMIT_FRACTION's arithmetic (docs/outages.md).
 t.test("shareOf: floor of the share, at least 1, 0 stays 0, fraction 1 leaves the limit", async (t) => {
   t.strictSame(
     [

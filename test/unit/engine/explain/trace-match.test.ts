@@ -3,7 +3,7 @@ import { traceMatch } from "../../../../src/engine/explain/trace-match.js";
 import { matchLimit } from "../../../../src/engine/rule-matcher.js";
 import { newRegistry, rulesFromYaml } from "../decision-fixture.js";
 
-// POST /explain's account of the rule search (README "Explain a decision"): the same walk as matchLimit,
+// POST /explain's account of the rule search (docs/explain.md): the same walk as matchLimit,
 // told level by level.
 const registry = newRegistry();
 const rules = rulesFromYaml(
