@@ -25,7 +25,7 @@ if (invocation.kind === "usage") {
 
 let daemon: Daemon;
 try {
-  daemon = new Daemon(loadSettings(process.env));
+  daemon = new Daemon(loadSettings(process.env), { env: process.env });
 } catch (error) {
   if (error instanceof SettingsError) {
     process.stderr.write(`ratelimitd: invalid settings:\n${error.problems.map((p) => `  ${p}\n`).join("")}`);
@@ -37,7 +37,7 @@ try {
 const stop = (signal: NodeJS.Signals) => {
   daemon.logger.warn(`received ${signal}`);
   // The reference fails health at once on SIGTERM, then stops (no drain delay).
-  if (signal === "SIGTERM") daemon.health.set("sigterm", false);
+  if (signal === "SIGTERM") daemon.failHealthForSigterm();
   daemon.stop().then(
     () => process.exit(0),
     (error: unknown) => {

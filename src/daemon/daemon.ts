@@ -1,4 +1,7 @@
+import { createSharedMemoryStore } from "../backends/memory/create-memory-store.js";
+import { createSharedCounterTable } from "../backends/memory/shared-memory-store.js";
 import type { CounterStore } from "../engine/counter-store.js";
+import { SettingsError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 import type { ThrottledLog } from "../observability/throttled-log.js";
@@ -10,6 +13,8 @@ import { ManagementApis } from "./management-apis.js";
 import { ObservabilitySide } from "./observability-side.js";
 import { OperatorConsole } from "./operator-console.js";
 import { RateLimitSide } from "./rate-limit-side.js";
+import { type HostFacts, hostFacts, resolveWorkerCount } from "./workers/worker-count.js";
+import { WorkerPool } from "./workers/worker-pool.js";
 
 export type { BoundAddresses } from "./listeners.js";
 
@@ -18,6 +23,10 @@ export interface DaemonOverrides {
   readonly logger?: Logger;
   readonly store?: CounterStore;
   readonly nowMs?: () => number;
+  /** The host `WORKERS` is resolved on (default: this one). */
+  readonly host?: HostFacts;
+  /** The environment the settings came from, for the worker threads (default: the process's). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -39,6 +48,9 @@ export class Daemon {
   readonly #listeners: Listeners;
   /** The operator console on the debug port (CONSOLE_ENABLED). */
   readonly #console: OperatorConsole | undefined;
+  /** WORKERS > 1: the threads serving the gRPC and HTTP ports (docs/workers.md); undefined with one. */
+  readonly #workers: WorkerPool | undefined;
+  readonly #workersWarning: string | undefined;
   #stopping: Promise<void> | undefined;
 
   constructor(
@@ -52,10 +64,43 @@ export class Daemon {
     this.throttledLog = throttledLog;
     this.stats = stats;
     const { health } = this;
-    const { store, nowMs } = overrides;
-    this.#rateLimit = new RateLimitSide({ settings, observability, health, store, nowMs });
+    const { nowMs } = overrides;
+    const workers = resolveWorkerCount(settings.workers, overrides.host ?? hostFacts());
+    this.#workersWarning = workers.warning;
+    if (workers.count > 1 && settings.grpcUds !== "") {
+      throw new SettingsError([
+        `WORKERS=${settings.workers} serves gRPC from ${workers.count} threads on one TCP port; a unix socket (GRPC_UDS) cannot be shared: unset GRPC_UDS or set WORKERS=1`,
+      ]);
+    }
+    // The memory backend's counters, in memory every thread shares, so that N threads count as one.
+    const table =
+      workers.count > 1 && settings.backend === "memory" && overrides.store === undefined
+        ? createSharedCounterTable(settings.memoryMaxBytes)
+        : undefined;
+    const store = table === undefined ? overrides.store : createSharedMemoryStore(table, observability, true);
+    this.#rateLimit = new RateLimitSide({
+      settings,
+      observability,
+      health,
+      store,
+      nowMs,
+      onRulesCompiled: (documents) => this.#workers?.relayRules(documents),
+    });
     this.service = this.#rateLimit.service;
     this.management = new ManagementApis(settings, logger, stats);
+    this.#workers =
+      workers.count > 1
+        ? new WorkerPool({
+            count: workers.count,
+            env: overrides.env,
+            ports: { grpc: settings.grpcPort, http: settings.port },
+            table,
+            database: this.management.database,
+            logger,
+            stats,
+            wakeMigrations: () => this.management.wakeMigrationWorker(),
+          })
+        : undefined;
     this.#console = settings.consoleEnabled
       ? new OperatorConsole({
           settings,
@@ -65,8 +110,8 @@ export class Daemon {
           storeStatus: this.#rateLimit.storeStatus,
           loadCounts: this.#rateLimit.loadCounts,
           database: () => ({
-            database: this.management.database.dialect,
-            ready: this.management.database.ready,
+            database: this.management.databaseStatus.dialect,
+            ready: this.management.databaseStatus.ready,
           }),
           guard: this.management.guard,
           managementRoutes: this.management.consoleRoutes,
@@ -86,19 +131,42 @@ export class Daemon {
       explainer: this.#rateLimit.explainer,
       management: this.management,
       console: this.#console?.route,
+      workers:
+        this.#workers === undefined
+          ? undefined
+          : { status: () => this.#workers?.status(), terminate: (index) => this.#workers!.terminate(index) },
     });
   }
 
   /** Starts everything; resolves once all listeners accept connections. */
   async start(): Promise<BoundAddresses> {
     for (const warning of this.settings.warnings) this.logger.warn(warning);
+    if (this.#workersWarning !== undefined) this.logger.warn(this.#workersWarning);
     await this.#rateLimit.start();
     // The users/migrations database: a failure here is logged and retried in the background; rate
     // limiting does not depend on it.
     await this.management.start();
     await this.#observability.start();
     this.#console?.start();
-    return this.#listeners.listen();
+    const workers = this.#workers;
+    if (workers === undefined) return this.#listeners.listen();
+    const bound = await this.#listeners.listen("owner");
+    const ports = await workers.start();
+    this.logger.warn(
+      `${this.settings.workers === "auto" ? "WORKERS=auto: " : ""}${workers.status().length} worker threads serve gRPC on '${this.settings.grpcHost}:${ports.grpc}' and HTTP on '${this.settings.host}:${ports.http}'`,
+    );
+    return { ...bound, http: ports.http, grpc: `${this.settings.grpcHost}:${ports.grpc}` };
+  }
+
+  /** WORKERS > 1: each worker thread's requests and replacements; undefined with one thread. */
+  get workers(): WorkerPool | undefined {
+    return this.#workers;
+  }
+
+  /** SIGTERM: health checks fail at once, in every thread. */
+  failHealthForSigterm(): void {
+    this.health.set("sigterm", false);
+    this.#workers?.unhealthy();
   }
 
   /** Graceful stop: listeners stop accepting, in-flight requests finish, then everything closes. */
@@ -108,7 +176,7 @@ export class Daemon {
       const graceMs = this.settings.shutdownGraceMs;
       // Live pages never hang up by themselves: end their streams so the listeners can close.
       this.#console?.close();
-      await this.#listeners.close(graceMs);
+      await Promise.all([this.#listeners.close(graceMs), this.#workers?.stop(graceMs)]);
       await this.#observability.stopTracing();
       await this.#rateLimit.stopRuleSource();
       await this.#observability.stopFlushing();

@@ -9,7 +9,7 @@ import type { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import type { RateLimitService } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
-import { debugEndpoints, debugRoutes } from "../transports/debug/debug-routes.js";
+import { debugEndpoints, debugRoutes, type WorkersEndpointSource } from "../transports/debug/debug-routes.js";
 import { explainHandler } from "../transports/debug/explain-handler.js";
 import { metricsHandler } from "../transports/debug/metrics-handler.js";
 import { fastMethods } from "../transports/grpc/fast-methods.js";
@@ -59,6 +59,8 @@ export interface ListenerParts {
   };
   /** The operator console's route on the debug port; absent when CONSOLE_ENABLED=false. */
   readonly console: HttpRoute | undefined;
+  /** WORKERS > 1: `/workers` on the debug port (docs/workers.md). */
+  readonly workers?: WorkersEndpointSource | undefined;
 }
 
 /**
@@ -72,6 +74,8 @@ export class Listeners {
   readonly #debug: HttpListener;
   /** USE_PROMETHEUS: PROMETHEUS_PATH on PROMETHEUS_ADDR (the debug port serves `/metrics` regardless). */
   readonly #prometheus: HttpListener | undefined;
+  /** Which ports {@link listen} opened. */
+  #role: "all" | "owner" | "decisions" = "all";
 
   constructor(parts: ListenerParts) {
     this.#parts = parts;
@@ -82,37 +86,57 @@ export class Listeners {
     this.#prometheus = prometheusListener(parts, limits);
   }
 
-  /** Opens Prometheus's port, then debug, gRPC and HTTP, as the reference does; logs each address. */
-  async listen(): Promise<BoundAddresses> {
+  /**
+   * Opens Prometheus's port, then debug, gRPC and HTTP, as the reference does; logs each address. With
+   * WORKERS > 1 (docs/workers.md) the main thread opens only Prometheus's and the debug port (`owner`), and
+   * each worker thread only gRPC and HTTP (`decisions`), with `reusePort`, on the ports `decisionPorts`
+   * names when given (those the first worker bound).
+   */
+  async listen(
+    role: "all" | "owner" | "decisions" = "all",
+    decisionPorts?: { readonly grpc: number; readonly http: number },
+  ): Promise<BoundAddresses> {
+    this.#role = role;
     const { settings, logger } = this.#parts;
-    if (this.#prometheus !== undefined) {
-      const { host, port } = settings.prometheusListen;
-      await listeningAsSet("PROMETHEUS_ADDR", settings.prometheusAddr, this.#prometheus.listen(host, port));
-      logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
+    let debugPort = 0;
+    if (role !== "decisions") {
+      if (this.#prometheus !== undefined) {
+        const { host, port } = settings.prometheusListen;
+        await listeningAsSet("PROMETHEUS_ADDR", settings.prometheusAddr, this.#prometheus.listen(host, port));
+        logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
+      }
+      debugPort = await listeningAsSet(
+        "DEBUG_PORT",
+        String(settings.debugPort),
+        this.#debug.listen(settings.debugHost, settings.debugPort),
+      );
+      logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
+      if (this.#parts.console !== undefined) {
+        logger.warn(`Operator console at ${consoleUrl(settings.debugHost, debugPort)}`);
+      }
     }
-    const debugPort = await listeningAsSet(
-      "DEBUG_PORT",
-      String(settings.debugPort),
-      this.#debug.listen(settings.debugHost, settings.debugPort),
-    );
-    logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
-    if (this.#parts.console !== undefined) {
-      logger.warn(`Operator console at ${consoleUrl(settings.debugHost, debugPort)}`);
-    }
+    if (role === "owner") return { http: 0, debug: debugPort, grpc: "" };
+    const reusePort = role === "decisions";
+    const grpcPort = decisionPorts?.grpc ?? settings.grpcPort;
     const grpc = await (settings.grpcUds !== ""
       ? listeningAsSet("GRPC_UDS", settings.grpcUds, this.#grpc.listen({ path: settings.grpcUds }))
       : listeningAsSet(
           "GRPC_PORT",
-          String(settings.grpcPort),
-          this.#grpc.listen({ host: settings.grpcHost, port: settings.grpcPort }),
+          String(grpcPort),
+          this.#grpc.listen(
+            reusePort
+              ? { host: settings.grpcHost, port: grpcPort, reusePort }
+              : { host: settings.grpcHost, port: grpcPort },
+          ),
         ));
     logger.warn(
       `Listening for gRPC on '${settings.grpcUds !== "" ? settings.grpcUds : `${settings.grpcHost}:${this.#grpc.port}`}'`,
     );
+    const port = decisionPorts?.http ?? settings.port;
     const httpPort = await listeningAsSet(
       "PORT",
-      String(settings.port),
-      this.#http.listen(settings.host, settings.port),
+      String(port),
+      this.#http.listen(settings.host, port, reusePort),
     );
     logger.warn(`Listening for HTTP on '${settings.host}:${httpPort}'`);
     return { http: httpPort, debug: debugPort, grpc };
@@ -120,11 +144,12 @@ export class Listeners {
 
   /** Stops accepting; requests in flight get `graceMs` to finish. */
   async close(graceMs: number): Promise<void> {
+    const role = this.#role;
     await Promise.all([
-      this.#grpc.close(graceMs),
-      this.#http.close(graceMs),
-      this.#debug.close(graceMs),
-      this.#prometheus?.close(graceMs),
+      role === "owner" ? undefined : this.#grpc.close(graceMs),
+      role === "owner" ? undefined : this.#http.close(graceMs),
+      role === "decisions" ? undefined : this.#debug.close(graceMs),
+      role === "decisions" ? undefined : this.#prometheus?.close(graceMs),
     ]);
   }
 }
@@ -190,6 +215,7 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       // What it reads (rules, counters) is for the operator, not for pages of other sites.
       explain: refusingOtherOrigins(explainHandler(parts.explainer)),
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
+      workers: parts.workers,
     }),
   );
   const routes =

@@ -4,6 +4,7 @@ import { type AccessGuard, accessGuard, MANAGE_OPTIONS } from "../auth/authentic
 import { SqlAuthStore } from "../auth/sql-auth-store.js";
 import { usersAccess } from "../auth/users-access.js";
 import type { ManagedDatabase } from "../database/managed-database.js";
+import type { SqlDatabase } from "../database/sql-database.js";
 import { messageOf } from "../errors.js";
 import type { MigrationRegistry } from "../migrations/migration-registry.js";
 import { MigrationService } from "../migrations/migration-service.js";
@@ -27,11 +28,24 @@ import {
 import { consoleManagementRoutes, managementRoutes } from "./management-routes.js";
 
 /**
+ * How a worker thread (WORKERS > 1, docs/workers.md) reaches the database the main thread owns: every
+ * statement is relayed there, and a migration scheduled here wakes the main thread's migration worker.
+ */
+export interface RelayedManagement {
+  readonly database: SqlDatabase;
+  readonly wakeMigrationWorker: () => void;
+}
+
+/**
  * The users and migrations APIs and what they share: the database, application-password authentication
- * and the migration worker. Built by the daemon; rate limiting never depends on any of it.
+ * and the migration worker. Built by the daemon; rate limiting never depends on any of it. In a worker
+ * thread (`relayed`) the database is the main thread's, and the schema, the administrator bootstrap and
+ * the migration worker are left to the main thread, so each happens once.
  */
 export class ManagementApis {
-  readonly database: ManagedDatabase;
+  readonly database: SqlDatabase;
+  /** The database this thread opens and brings to the schema; undefined in a worker thread. */
+  readonly #managed: ManagedDatabase | undefined;
   readonly users: UserService;
   readonly migrations: MigrationService;
   readonly registry: MigrationRegistry = builtinMigrationRegistry();
@@ -48,10 +62,11 @@ export class ManagementApis {
   readonly #authStore: SqlAuthStore;
   readonly #hasher: PasswordHasher;
 
-  constructor(settings: Settings, logger: Logger, stats: StatsRegistry) {
+  constructor(settings: Settings, logger: Logger, stats: StatsRegistry, relayed?: RelayedManagement) {
     this.#settings = settings;
     this.#logger = logger;
-    this.database = managedDatabase(settings, logger);
+    this.#managed = relayed === undefined ? managedDatabase(settings, logger) : undefined;
+    this.database = relayed?.database ?? (this.#managed as ManagedDatabase);
     this.#userStore = new SqlUserStore(this.database);
     this.#authStore = new SqlAuthStore(this.database);
     this.#hasher = new PasswordHasher({
@@ -62,11 +77,12 @@ export class ManagementApis {
     this.users = new UserService({ store: this.#userStore, hasher: this.#hasher, debug });
     this.guard = this.#authenticationGuard(stats);
     const store = new SqlMigrationStore(this.database);
-    this.#worker = daemonMigrationWorker(settings, store, this.registry, logger);
+    this.#worker =
+      relayed === undefined ? daemonMigrationWorker(settings, store, this.registry, logger) : undefined;
     this.migrations = new MigrationService({
       registry: this.registry,
       store,
-      onScheduled: () => this.#worker?.wake(),
+      onScheduled: () => (relayed === undefined ? this.#worker?.wake() : relayed.wakeMigrationWorker()),
     });
     const accessOptions = {
       guard: this.guard,
@@ -89,13 +105,25 @@ export class ManagementApis {
    */
   async start(): Promise<void> {
     await registerOperatorMigrations(this.registry, this.#settings);
+    const managed = this.#managed;
+    if (managed === undefined) return;
     let afterReady: Promise<void> | undefined;
-    this.database.onReady(() => {
+    managed.onReady(() => {
       afterReady = this.#afterDatabaseReady();
     });
-    await this.database.start();
+    await managed.start();
     // When the database came up at once, the administrator exists before the listeners open.
     await afterReady;
+  }
+
+  /** The database's dialect, and whether it is ready (a worker thread's is the main thread's). */
+  get databaseStatus(): { readonly dialect: "sqlite" | "postgres"; readonly ready: boolean } {
+    return { dialect: this.database.dialect, ready: this.#managed?.ready ?? true };
+  }
+
+  /** Wakes the migration worker (a migration was scheduled in a worker thread). */
+  wakeMigrationWorker(): void {
+    this.#worker?.wake();
   }
 
   /** Lets the batch in progress finish within `graceMs`, then closes the database and the hashing threads. */

@@ -21,13 +21,19 @@ export class ObservabilitySide {
   readonly stats: StatsRegistry;
   readonly prometheus: PrometheusExporter;
   readonly #settings: Settings;
+  readonly #forwarding: boolean;
   readonly #flusher: StatsFlusher;
   readonly #stopRuntimeStats: () => void;
   #tracing: Tracing | undefined;
 
-  /** `logger` replaces the one the settings describe (tests, embedding). */
-  constructor(settings: Settings, logger: Logger | undefined) {
+  /**
+   * `logger` replaces the one the settings describe (tests, embedding). A worker thread (`forwarding`,
+   * docs/workers.md) keeps its stats for the main thread, which sends them: it has no sinks, does not
+   * flush, and leaves the process's runtime gauges to the main thread.
+   */
+  constructor(settings: Settings, logger: Logger | undefined, forwarding = false) {
     this.#settings = settings;
+    this.#forwarding = forwarding;
     this.logger = logger ?? settingsLogger(settings);
     this.throttledLog = new ThrottledLog({ logger: this.logger });
     this.stats = new StatsRegistry({ maxDynamicKeys: settings.statsMaxDynamicKeys });
@@ -36,15 +42,17 @@ export class ObservabilitySide {
       extraTags: settings.extraTags,
       logger: this.logger,
     });
-    this.#stopRuntimeStats = registerRuntimeStats(this.stats, settings.statsFlushIntervalMs);
-    const sinks = statsSinks(settings, this.logger);
+    this.#stopRuntimeStats = forwarding
+      ? () => undefined
+      : registerRuntimeStats(this.stats, settings.statsFlushIntervalMs);
+    const sinks = forwarding ? [] : statsSinks(settings, this.logger);
     this.#flusher = new StatsFlusher(this.stats, sinks, settings.statsFlushIntervalMs, this.logger);
   }
 
   /** Starts flushing stats, and tracing when TRACING_ENABLED. */
   async start(): Promise<void> {
     const settings = this.#settings;
-    this.#flusher.start();
+    if (!this.#forwarding) this.#flusher.start();
     if (!settings.tracingEnabled) return;
     // Imported only when enabled: the OpenTelemetry SDK takes a quarter of a second to load.
     const { startTracing } = await import("../observability/tracing.js");

@@ -1,7 +1,8 @@
 import { createCounterStore } from "../backends/create-counter-store.js";
 import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import type { LocalOverLimitCache } from "../backends/local-over-limit-cache.js";
-import type { RuleSource, RuleUpdate } from "../config/rule-source.js";
+import type { RuleDocument } from "../config/rule-document.js";
+import type { RuleCompiler, RuleSource, RuleUpdate } from "../config/rule-source.js";
 import type { StoreStatus } from "../console/console-contract.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
@@ -18,7 +19,8 @@ import { failureMode, guardedStore } from "./backend-outages.js";
 import { counterStoreOptions } from "./counter-store-options.js";
 import { localCacheWithGauges } from "./local-cache-gauges.js";
 import type { ObservabilitySide } from "./observability-side.js";
-import { createRuleSource } from "./rule-source.js";
+import { createRuleSource, ruleCompiler } from "./rule-source.js";
+import { NO_RULES_YET } from "./workers/relayed-rule-source.js";
 
 /** Options of {@link RateLimitSide}. */
 export interface RateLimitSideOptions {
@@ -29,6 +31,16 @@ export interface RateLimitSideOptions {
   /** Replaces the store BACKEND_TYPE names (tests, embedding). */
   readonly store?: CounterStore | undefined;
   readonly nowMs?: (() => number) | undefined;
+  /** Receives the documents of every rule set the rule source compiled (the main thread's, to relay). */
+  readonly onRulesCompiled?: ((documents: readonly RuleDocument[]) => void) | undefined;
+  /**
+   * A worker thread's rules (docs/workers.md): replaces the rule source CONFIG_TYPE names with the one
+   * this builds over the thread's compiler; its rule sets are swapped in without counting or logging the
+   * load again (the main thread did).
+   */
+  readonly relayedRules?: ((compile: RuleCompiler) => RuleSource) | undefined;
+  /** Counts the decisions asked of this thread (`ratelimit.workers.requests` of a worker). */
+  readonly decisions?: StatCounter | undefined;
 }
 
 /**
@@ -48,6 +60,8 @@ export class RateLimitSide {
   readonly #settings: Settings;
   readonly #store: CounterStore;
   readonly #ruleSource: RuleSource;
+  readonly #relayed: boolean;
+  readonly #logger: ObservabilitySide["logger"];
 
   constructor(options: RateLimitSideOptions) {
     const { settings, observability } = options;
@@ -90,6 +104,7 @@ export class RateLimitSide {
       failureMode: failureMode(settings, observability, engine, engineSettings, logger),
       counters,
       logger,
+      decisions: options.decisions,
       stopIncrementWhenOverLimit:
         settings.stopCacheKeyIncrementWhenOverlimit && this.#store.capabilities.readsWithoutCounting,
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
@@ -102,7 +117,12 @@ export class RateLimitSide {
     });
     this.service.onRulesChange(() => unknownDomains.reset());
     this.#registerHealth(options.health);
-    this.#ruleSource = createRuleSource(settings, stats, logger, this.#store);
+    this.#relayed = options.relayedRules !== undefined;
+    this.#logger = logger;
+    this.#ruleSource =
+      options.relayedRules === undefined
+        ? createRuleSource(settings, stats, logger, this.#store, options.onRulesCompiled)
+        : options.relayedRules(ruleCompiler(settings, stats, logger, this.#store));
   }
 
   /** Connects the store, then waits for the first rules (unless FORCE_START_WITHOUT_INITIAL_CONFIG). */
@@ -138,7 +158,11 @@ export class RateLimitSide {
   #loadFirstRules(): Promise<void> {
     return new Promise((resolve) => {
       this.#ruleSource.start((update: RuleUpdate) => {
-        this.service.applyRuleUpdate(update);
+        if (!this.#relayed) this.service.applyRuleUpdate(update);
+        else if (update.ok) this.service.adoptRules(update.rules);
+        else if (update.error !== NO_RULES_YET) {
+          this.#logger.error(`a worker thread could not compile the loaded rules: ${update.error.message}`);
+        }
         resolve();
       });
       if (this.#settings.forceStartWithoutInitialConfig) resolve();

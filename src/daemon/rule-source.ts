@@ -1,5 +1,6 @@
 import { buildRuleSetInSlices } from "../config/build-rule-set.js";
 import { FileRuleSource } from "../config/file/file-rule-source.js";
+import type { RuleDocument } from "../config/rule-document.js";
 import type { RuleCompiler, RuleSource } from "../config/rule-source.js";
 import { refuseUnsupportedAlgorithms } from "../config/supported-algorithms.js";
 import { XdsRuleSource } from "../config/xds/xds-rule-source.js";
@@ -10,15 +11,38 @@ import type { Settings } from "../settings/load-settings.js";
 
 /**
  * Where the rules come from (CONFIG_TYPE): an xDS management server, or the runtime directory's files. A
- * rule set asking `store` for an algorithm it cannot count is refused as a whole.
+ * rule set asking `store` for an algorithm it cannot count is refused as a whole. `onCompiled` receives
+ * the documents of every rule set that compiled (the worker threads compile the same, docs/workers.md).
  */
 export function createRuleSource(
   settings: Settings,
   stats: StatsRegistry,
   logger: Logger,
   store: Pick<CounterStore, "name" | "capabilities">,
+  onCompiled?: (documents: readonly RuleDocument[]) => void,
 ): RuleSource {
-  const compile: RuleCompiler = async (documents, signal) =>
+  const compileOnly = ruleCompiler(settings, stats, logger, store);
+  const compile: RuleCompiler =
+    onCompiled === undefined
+      ? compileOnly
+      : async (documents, signal) => {
+          const rules = await compileOnly(documents, signal);
+          onCompiled(documents);
+          return rules;
+        };
+  return settings.configType === "GRPC_XDS_SOTW"
+    ? xdsRuleSource(settings, compile, logger)
+    : fileRuleSource(settings, compile, logger);
+}
+
+/** Validates and compiles rule documents with the settings' limits, for `store`'s algorithms. */
+export function ruleCompiler(
+  settings: Settings,
+  stats: StatsRegistry,
+  logger: Logger,
+  store: Pick<CounterStore, "name" | "capabilities">,
+): RuleCompiler {
+  return async (documents, signal) =>
     refuseUnsupportedAlgorithms(
       await buildRuleSetInSlices(documents, {
         mergeDomainConfig: settings.mergeDomainConfig,
@@ -30,9 +54,6 @@ export function createRuleSource(
       store.capabilities.algorithms,
       store.name,
     );
-  return settings.configType === "GRPC_XDS_SOTW"
-    ? xdsRuleSource(settings, compile, logger)
-    : fileRuleSource(settings, compile, logger);
 }
 
 function xdsRuleSource(settings: Settings, compile: RuleCompiler, logger: Logger): XdsRuleSource {

@@ -24,9 +24,13 @@ export class StatCounter implements Counter {
   }
 }
 
-/** A gauge: last value set, or read from a callback at flush time. */
+/**
+ * A gauge: last value set, or read from a callback at flush time, plus what its added sources read (the
+ * same gauge of each worker thread, docs/workers.md).
+ */
 export class StatGauge {
   value = 0;
+  #sources: (() => number)[] = [];
   constructor(
     readonly name: string,
     readonly tags: StatTags | undefined,
@@ -35,8 +39,17 @@ export class StatGauge {
   set(value: number): void {
     this.value = value;
   }
+  /** Adds `source`'s reading to the gauge's value; returns a function that removes it. */
+  addSource(source: () => number): () => void {
+    this.#sources.push(source);
+    return () => {
+      this.#sources = this.#sources.filter((s) => s !== source);
+    };
+  }
   current(): number {
-    return this.read ? this.read() : this.value;
+    let value = this.read ? this.read() : this.value;
+    for (const source of this.#sources) value += source();
+    return value;
   }
 }
 
@@ -79,6 +92,32 @@ export class StatTimer {
   get histogram(): { readonly layout: TimerHistogram; readonly counts: Float64Array } | undefined {
     const layout = this.#histogram;
     return layout && this.#bucketCounts ? { layout, counts: this.#bucketCounts } : undefined;
+  }
+
+  /**
+   * Adds another thread's observations of the same timer: `count` and `sumMs` more, its interval's
+   * samples, and its bucket counts (when both use the same layout).
+   */
+  absorb(
+    count: number,
+    sumMs: number,
+    samples: readonly number[],
+    buckets: readonly number[] | undefined,
+  ): void {
+    this.count += count;
+    this.sumMs += sumMs;
+    for (const ms of samples) {
+      this.offered++;
+      if (this.samples.length < TIMER_RESERVOIR) this.samples.push(ms);
+      else {
+        const slot = Math.floor(Math.random() * this.offered);
+        if (slot < TIMER_RESERVOIR) this.samples[slot] = ms;
+      }
+    }
+    const own = this.#bucketCounts;
+    if (own !== undefined && buckets !== undefined && buckets.length === own.length) {
+      for (let i = 0; i < own.length; i++) own[i]! += buckets[i]!;
+    }
   }
 
   record(ms: number): void {

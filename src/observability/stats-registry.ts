@@ -119,6 +119,27 @@ export class StatsRegistry implements EngineStats {
     return counter;
   }
 
+  /**
+   * Adds `delta` to the counter another thread counted as `name` (docs/workers.md): the process-lifetime
+   * counter of that name when there is one (configured rules, the service's), else a request-derived one
+   * in the bounded LRU, as the thread itself keeps it.
+   */
+  absorbCounter(name: string, tags: StatTags | undefined, delta: number): void {
+    const id = statId(name, tags);
+    const pinned = this.#pinned.get(id);
+    if (pinned !== undefined) {
+      pinned.add(delta);
+      return;
+    }
+    const key = `absorbed:${id}`;
+    let counters = this.#dynamic.get(key);
+    if (counters === undefined) {
+      counters = [new StatCounter(name, tags)];
+      this.#dynamic.set(key, counters);
+    }
+    counters[0]!.add(delta);
+  }
+
   /** A gauge, optionally computed by `read` at flush and snapshot time. */
   gauge(name: string, tags?: StatTags, read?: () => number): StatGauge {
     const id = statId(name, tags);

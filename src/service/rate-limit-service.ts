@@ -33,6 +33,8 @@ export interface RateLimitServiceOptions {
    * BACKEND_FAILURE_MODE: what a decision gets when the store fails (docs/outages.md); absent = the reference's behaviour (the call fails) and nothing counted beyond `redis_error`.
    */
   readonly failureMode?: FailureMode | undefined;
+  /** Counts every decision asked of this service (a worker thread's share, docs/workers.md). */
+  readonly decisions?: { add(amount: number): void } | undefined;
 }
 
 const NO_COUNTERS: readonly number[] = [];
@@ -95,10 +97,21 @@ export class RateLimitService {
   }
 
   /**
+   * Swaps in rules the main thread already loaded, counted and logged (a worker thread, docs/workers.md):
+   * the same one-assignment swap as {@link applyRuleUpdate}, without counting or logging the load again.
+   */
+  adoptRules(rules: RuleSet): void {
+    this.#lastLoad = { atMs: this.#nowMs(), error: undefined };
+    this.#rules = rules;
+    for (const listener of this.#listeners) listener(rules);
+  }
+
+  /**
    * Decides one request: directly when the store answers directly (memory), else as a promise. Fails with a
    * {@link RatelimitdError} subclass, which the transports map.
    */
   shouldRateLimit(request: DecisionRequest): Decision | Promise<Decision> {
+    this.#options.decisions?.add(1);
     // Tracing's `ShouldRateLimit Execution` span: one boolean per request while nobody listens.
     if (decisionStart.hasSubscribers) return traceDecision(request, () => this.#decide(request));
     return this.#decide(request);

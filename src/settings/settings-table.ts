@@ -13,6 +13,7 @@ import {
   type SettingSpec,
   str,
 } from "./setting-spec.js";
+import { parseWorkers, type WorkersSetting } from "./workers-setting.js";
 
 const PORT = [0, 65535] as const;
 const DEFAULT_DATABASE_URL = "sqlite:./data/ratelimitd.db";
@@ -246,6 +247,15 @@ export const SETTINGS_TABLE = {
     268435456,
     "ratelimitd: BACKEND_TYPE=memory: most bytes its counters take, least recently used evicted beyond",
     16 * 1024 * 1024,
+  ),
+
+  // Worker threads (ratelimitd, docs/workers.md)
+  workers: custom<WorkersSetting>(
+    "WORKERS",
+    "1",
+    1,
+    parseWorkers,
+    "ratelimitd: threads serving decisions on the gRPC and HTTP ports: a number, or auto (the CPUs this process may use)",
   ),
 
   // Limits on one request (ratelimitd)

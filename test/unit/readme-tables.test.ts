@@ -67,7 +67,7 @@ t.test("README.md, docs/*.md and bench/*.md: every |-led block is a table", asyn
   }
 });
 
-t.test("docs/settings.md is twelve tables of variable, default, meaning", async (t) => {
+t.test("docs/settings.md is thirteen tables of variable, default, meaning", async (t) => {
   const { tables, unrendered } = markdownTables(readFileSync(join(REPO, "docs/settings.md"), "utf8"));
   t.strictSame(unrendered, []);
   t.strictSame(
@@ -79,6 +79,7 @@ t.test("docs/settings.md is twelve tables of variable, default, meaning", async 
       "**Counters (all backends)**",
       "**Backend outages (ratelimitd)**",
       "**Memory backend (ratelimitd)**",
+      "**Worker threads (ratelimitd)**",
       "**Responses, modes, health**",
       "**Limits on one request (ratelimitd)**",
       "**Redis (also KVSTORE_*)**",

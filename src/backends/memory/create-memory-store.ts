@@ -1,6 +1,7 @@
 import { getHeapStatistics } from "node:v8";
 import type { StoreContext } from "../store-context.js";
 import { MemoryStore } from "./memory-store.js";
+import { SharedMemoryStore } from "./shared-memory-store.js";
 
 /** `BACKEND_TYPE=memory` as configured (MEMORY_*). */
 export interface MemoryBackendOptions {
@@ -30,5 +31,28 @@ export function createMemoryStore(
   stats.gauge(`${scope}.bytes`, undefined, () => store.bytes);
   stats.gauge(`${scope}.keys`, undefined, () => store.size);
   stats.gauge(`${scope}.max_bytes`, undefined, () => store.maxBytes);
+  return store;
+}
+
+/**
+ * The memory store of WORKERS > 1 (docs/workers.md) over the shared `table`, with the same stats as
+ * {@link createMemoryStore}: `gauges` registers `ratelimit.memory.bytes`, `keys` and `max_bytes` (the main
+ * thread does, once for the whole table), and every thread counts its evictions.
+ */
+export function createSharedMemoryStore(
+  table: SharedArrayBuffer,
+  { stats, logger }: StoreContext,
+  gauges: boolean,
+): SharedMemoryStore {
+  const scope = "ratelimit.memory";
+  const store = new SharedMemoryStore({
+    table,
+    reports: { evictions: stats.counter(`${scope}.evictions`), log: logger },
+  });
+  if (gauges) {
+    stats.gauge(`${scope}.bytes`, undefined, () => store.bytes);
+    stats.gauge(`${scope}.keys`, undefined, () => store.size);
+    stats.gauge(`${scope}.max_bytes`, undefined, () => store.maxBytes);
+  }
   return store;
 }

@@ -26,6 +26,8 @@ export function debugEndpoints(sources: {
   /** `POST /explain` (README "Explain a decision"). */
   explain: HttpRoute["handle"];
   heapSnapshots: boolean;
+  /** WORKERS > 1 (docs/workers.md): `/workers` lists the worker threads and can end one. */
+  workers?: WorkersEndpointSource | undefined;
 }): DebugEndpoint[] {
   const endpoints: DebugEndpoint[] = [
     {
@@ -72,6 +74,14 @@ export function debugEndpoints(sources: {
           handle: heapSnapshotsOffHandler,
         },
   ];
+  const workers = sources.workers;
+  if (workers !== undefined) {
+    endpoints.push({
+      path: "/workers",
+      help: "the worker threads as JSON (requests, replacements); POST ?terminate=N ends worker N, which is replaced",
+      handle: (req, res) => workersEndpoint(workers, req, res),
+    });
+  }
   const profiles = endpoints.filter((e) => e.path.startsWith("/debug/pprof/"));
   endpoints.push({
     path: "/debug/pprof/",
@@ -79,6 +89,35 @@ export function debugEndpoints(sources: {
     handle: (_req, res) => text(res, listing(profiles)),
   });
   return endpoints;
+}
+
+/** What `/workers` reads and does (docs/workers.md). */
+export interface WorkersEndpointSource {
+  readonly status: () => unknown;
+  readonly terminate: (index: number) => Promise<boolean>;
+}
+
+async function workersEndpoint(
+  workers: WorkersEndpointSource,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const json = (status: number, body: unknown) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(`${JSON.stringify(body)}\n`);
+  };
+  if (req.method === "GET" || req.method === "HEAD") return json(200, { workers: workers.status() });
+  if (req.method !== "POST") {
+    res.writeHead(405, { allow: "GET, HEAD, POST", "content-type": "text/plain; charset=utf-8" });
+    res.end("method not allowed\n");
+    return;
+  }
+  const wanted = new URL(req.url ?? "/", "http://x").searchParams.get("terminate") ?? "";
+  const index = /^[1-9][0-9]{0,2}$/.test(wanted) ? Number(wanted) : 0;
+  if (index === 0 || !(await workers.terminate(index))) {
+    return json(404, { error: `no running worker ${JSON.stringify(wanted)}: want ?terminate=<index>` });
+  }
+  json(202, { terminated: index });
 }
 
 /** `<path>: <help>` lines sorted byte-wise, as the reference's `/` page. */

@@ -48,8 +48,8 @@ export class HttpListener {
   }
 
   /** Starts listening; resolves with the bound port. */
-  async listen(host: string, port: number): Promise<number> {
-    const bound = await this.#core.listen({ host, port });
+  async listen(host: string, port: number, reusePort = false): Promise<number> {
+    const bound = await this.#core.listen(reusePort ? { host, port, reusePort } : { host, port });
     return typeof bound === "string" ? 0 : bound.port;
   }
 

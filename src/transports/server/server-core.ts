@@ -19,8 +19,13 @@ import { type Http2Limits, http2Settings, limitRequestRead, limitSessionIdle } f
 import { createProtocolMux } from "./protocol-mux.js";
 import { createTlsServer, readServerIdentity, type ServerTlsOptions } from "./server-tls.js";
 
-/** Where to listen: TCP host and port, or a unix socket path (GRPC_UDS). */
-export type ListenAddress = { readonly host: string; readonly port: number } | { readonly path: string };
+/**
+ * Where to listen: TCP host and port, or a unix socket path (GRPC_UDS). `reusePort` shares the TCP port
+ * with the other worker threads (SO_REUSEPORT, docs/workers.md).
+ */
+export type ListenAddress =
+  | { readonly host: string; readonly port: number; readonly reusePort?: boolean }
+  | { readonly path: string };
 
 /**
  * What serves a port's HTTP/2 streams: raw streams (the gRPC fast path decides per stream), or Node's
@@ -146,6 +151,8 @@ export class ServerCore {
         rmSync(address.path, { force: true });
         this.#unixPath = address.path;
         this.#server.listen(address.path, done);
+      } else if (address.reusePort === true) {
+        this.#server.listen({ port: address.port, host: address.host, reusePort: true }, done);
       } else this.#server.listen(address.port, address.host, done);
     });
   }
