@@ -5,6 +5,7 @@ import { join } from "node:path";
 import t from "tap";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";
+import { requireBinaries, startRedis } from "../helpers/redis-servers.js";
 import { stayInsideWindow } from "../helpers/window-guard.js";
 
 // WORKERS=2 (docs/workers.md, extensions §E8) against the built daemon: every worker thread serves the same
@@ -358,6 +359,45 @@ t.test("WORKERS=2 on the memory backend", async (t) => {
     );
   });
 });
+
+if (requireBinaries(t, ["redis-server", "redis-cli"])) {
+  t.test("WORKERS=2 on Redis: each worker its own connections, exact counts", async (t) => {
+    const server = await startRedis(t);
+    const root = mkdtempSync(join(tmpdir(), "rl-workers-redis-"));
+    mkdirSync(join(root, "config"));
+    writeRules(root, rules(100));
+    t.teardown(() => rmSync(root, { recursive: true, force: true }));
+    const daemon = await startDaemon({
+      WORKERS: "2",
+      BACKEND_TYPE: "redis",
+      REDIS_SOCKET_TYPE: "tcp",
+      REDIS_URL: server.url,
+      REDIS_POOL_SIZE: "1",
+      LOCAL_CACHE_SIZE_IN_BYTES: "1048576",
+      RUNTIME_ROOT: root,
+    });
+    t.teardown(() => daemon.stop("SIGKILL"));
+    await allWorkersListening(daemon, 2);
+    const clients = /^connected_clients:(\d+)/m.exec(await server.cli("INFO", "clients"))?.[1];
+    t.equal(Number(clients) - 1, 3, "one connection for each worker and one for the main thread (/explain)");
+    await stayInsideWindow(3600, 20);
+    for (const key of ["fixed", "sliding", "bucket"]) {
+      const { codes } = await decideOverConnections(daemon.httpPort, key, "redis", 7);
+      t.equal(count(codes, "OK"), 100, `${key}: exactly the limit admitted`);
+      t.equal(count(codes, "OVER_LIMIT"), 124, `${key}: every other request refused`);
+    }
+    const served = await eventually(
+      async () => (await workers(daemon.debugPort)).reduce((sum, row) => sum + row.requests, 0),
+      3 * 224,
+    );
+    t.equal(served, 3 * 224);
+    t.equal(
+      await eventually(() => stat(daemon.debugPort, "ratelimit.service.rate_limit.w.fixed.over_limit"), 124),
+      124,
+      "over_limit summed (the local cache's answers included)",
+    );
+  });
+}
 
 t.test("WORKERS=2 with GRPC_UDS is refused at start, saying why", async (t) => {
   const { runDaemonToExit } = await import("../helpers/daemon-process.js");
