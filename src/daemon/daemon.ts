@@ -13,6 +13,7 @@ import { ManagementApis } from "./management-apis.js";
 import { ObservabilitySide } from "./observability-side.js";
 import { OperatorConsole } from "./operator-console.js";
 import { RateLimitSide } from "./rate-limit-side.js";
+import { probePortFree } from "./workers/port-probe.js";
 import { type HostFacts, hostFacts, resolveWorkerCount } from "./workers/worker-count.js";
 import { WorkerPool } from "./workers/worker-pool.js";
 
@@ -151,6 +152,9 @@ export class Daemon {
     const workers = this.#workers;
     if (workers === undefined) return this.#listeners.listen();
     const bound = await this.#listeners.listen("owner");
+    const { settings } = this;
+    await probePortFree("GRPC_PORT", settings.grpcHost, settings.grpcPort);
+    await probePortFree("PORT", settings.host, settings.port);
     const ports = await workers.start();
     this.logger.warn(
       `${this.settings.workers === "auto" ? "WORKERS=auto: " : ""}${workers.status().length} worker threads serve gRPC on '${this.settings.grpcHost}:${ports.grpc}' and HTTP on '${this.settings.host}:${ports.http}'`,

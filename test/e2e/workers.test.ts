@@ -399,6 +399,28 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   });
 }
 
+t.test(
+  "WORKERS=2 on a port another process holds is refused at start, even one bound with reusePort",
+  async (t) => {
+    const { createServer } = await import("node:net");
+    const { runDaemonToExit } = await import("../helpers/daemon-process.js");
+    const holder = createServer();
+    await new Promise<void>((resolve) =>
+      holder.listen({ host: "127.0.0.1", port: 0, reusePort: true }, resolve),
+    );
+    t.teardown(() => holder.close());
+    const port = (holder.address() as { port: number }).port;
+    const { code, logs } = await runDaemonToExit({ WORKERS: "2", PORT: String(port) });
+    t.equal(code, 1);
+    t.match(
+      logs,
+      new RegExp(
+        `failed to start: PORT ${port} is already in use \\(listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}\\): stop the process listening there \\(another ratelimitd\\?\\) or set PORT to a free port`,
+      ),
+    );
+  },
+);
+
 t.test("WORKERS=2 with GRPC_UDS is refused at start, saying why", async (t) => {
   const { runDaemonToExit } = await import("../helpers/daemon-process.js");
   const { code, logs } = await runDaemonToExit({ WORKERS: "2", GRPC_UDS: join(tmpdir(), "rl-workers.sock") });
