@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MessageChannel } from "node:worker_threads";
 import t, { type Test } from "tap";
 import { PostgresDatabase } from "../../../src/database/postgres-database.js";
+import { RelayedDatabase, serveRelayedDatabase } from "../../../src/database/relayed-database.js";
 import { applySchemaSteps, type SchemaStep } from "../../../src/database/schema-steps.js";
 import type { SqlDatabase } from "../../../src/database/sql-database.js";
 import { SqliteDatabase } from "../../../src/database/sqlite-database.js";
@@ -30,6 +32,19 @@ const databases: Record<string, Open> = {
   "sqlite memory": async (t) => {
     const db = await SqliteDatabase.open({ path: ":memory:" });
     t.teardown(() => db.close());
+    return db;
+  },
+  // What a worker thread of WORKERS > 1 uses (docs/workers.md): every statement relayed to the owner's
+  // connection over a MessagePort.
+  "sqlite relayed over a MessagePort": async (t) => {
+    const owner = await SqliteDatabase.open({ path: ":memory:" });
+    const channel = new MessageChannel();
+    serveRelayedDatabase(owner, channel.port1);
+    const db = new RelayedDatabase("sqlite", channel.port2);
+    t.teardown(async () => {
+      await db.close();
+      await owner.close();
+    });
     return db;
   },
   postgres: async (t) => {
@@ -155,3 +170,34 @@ t.test("postgres: an unreachable server fails calls with a DatabaseError", async
   const inTransaction = await db.transaction(async () => 1).catch((e) => e);
   t.ok(inTransaction instanceof DatabaseError);
 });
+
+t.test(
+  "a relayed transaction left open by a worker that ended is rolled back, and the lock freed",
+  async (t) => {
+    const owner = await SqliteDatabase.open({ path: ":memory:" });
+    t.teardown(() => owner.close());
+    await applySchemaSteps(owner, STEPS, () => 1);
+    const channel = new MessageChannel();
+    serveRelayedDatabase(owner, channel.port1);
+    const worker = new RelayedDatabase("sqlite", channel.port2);
+    let inside!: () => void;
+    const entered = new Promise<void>((resolve) => (inside = resolve));
+    const abandoned = worker
+      .transaction(async (tx) => {
+        await tx.query("INSERT INTO things (id, name, size) VALUES ($1, $2, $3)", [1, "half-done", 1]);
+        inside();
+        await new Promise(() => undefined); // the worker thread ends here
+      })
+      .catch((error: unknown) => error);
+    await entered;
+    await worker.close();
+    t.type(
+      await Promise.race([abandoned, Promise.resolve("pending")]),
+      "string",
+      "the worker's side never returns",
+    );
+    // The owner's next transaction gets the lock, and sees nothing of the abandoned one.
+    const rows = await owner.transaction(async (tx) => (await tx.query("SELECT name FROM things")).rows);
+    t.same(rows, []);
+  },
+);
