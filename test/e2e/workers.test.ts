@@ -6,6 +6,7 @@ import t from "tap";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { requireBinaries, startRedis } from "../helpers/redis-servers.js";
+import { startUdpListener } from "../helpers/udp-listener.js";
 import { stayInsideWindow } from "../helpers/window-guard.js";
 
 // WORKERS=2 (docs/workers.md, extensions §E8) against the built daemon: every worker thread serves the same
@@ -361,8 +362,10 @@ t.test("WORKERS=2 on the memory backend", async (t) => {
 });
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
-  t.test("WORKERS=2 on Redis: each worker its own connections, exact counts", async (t) => {
+  t.test("WORKERS=2 on Redis: each worker its own connections, exact counts, statsd summed", async (t) => {
     const server = await startRedis(t);
+    const statsd = await startUdpListener();
+    t.teardown(() => statsd.close());
     const root = mkdtempSync(join(tmpdir(), "rl-workers-redis-"));
     mkdirSync(join(root, "config"));
     writeRules(root, rules(100));
@@ -375,6 +378,11 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       REDIS_POOL_SIZE: "1",
       LOCAL_CACHE_SIZE_IN_BYTES: "1048576",
       RUNTIME_ROOT: root,
+      USE_STATSD: "true",
+      STATSD_PROTOCOL: "udp",
+      STATSD_HOST: "127.0.0.1",
+      STATSD_PORT: String(statsd.port),
+      STATS_FLUSH_INTERVAL: "300ms",
     });
     t.teardown(() => daemon.stop("SIGKILL"));
     await allWorkersListening(daemon, 2);
@@ -396,6 +404,19 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       124,
       "over_limit summed (the local cache's answers included)",
     );
+    // The statsd sink sends each worker's counts once, from the main thread, under the reference's names.
+    const sent = (name: string) =>
+      statsd.lines
+        .filter((l) => l.startsWith(`${name}:`) && l.endsWith("|c"))
+        .reduce((sum, l) => sum + Number(l.slice(name.length + 1, -2)), 0);
+    const totalHits = await statsd.waitFor("224 total_hits sent to statsd", () => {
+      const value = sent("ratelimit.service.rate_limit.w.fixed.total_hits");
+      return value >= 224 ? value : undefined;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    t.equal(sent("ratelimit.service.rate_limit.w.fixed.total_hits"), totalHits);
+    t.equal(totalHits, 224, "total_hits sent once for every request");
+    t.equal(sent("ratelimit.service.rate_limit.w.sliding.over_limit"), 124);
   });
 }
 
