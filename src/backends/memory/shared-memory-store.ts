@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { threadId } from "node:worker_threads";
 import {
   type BucketOperation,
   type CounterOperation,
@@ -42,8 +43,12 @@ const MAGIC = 0x52_4c_44_38; // "RLD8"
 const H_MAGIC = 0;
 const H_BUCKETS = 1;
 const H_USED = CACHE_LINE / 4;
-/** A lock held longer than this belonged to a thread that ended inside it: it is taken over. */
-const LOCK_STALE_MS = 200;
+/**
+ * A lock held longer than this is taken over. Locks are held for a few hundred nanoseconds of arithmetic;
+ * a thread that ends inside one (ended from outside) has its locks released by the main thread
+ * ({@link releaseLocksHeldBy}), so this only guards a thread that waits on such a lock before that happens.
+ */
+const LOCK_STALE_MS = 1000;
 const KIND_PLAIN = 1;
 const KIND_DIGEST = 2;
 
@@ -55,6 +60,26 @@ export function createSharedCounterTable(maxBytes: number): SharedArrayBuffer {
   header[H_MAGIC] = MAGIC;
   header[H_BUCKETS] = buckets;
   return buffer;
+}
+
+/** The lock word of a thread: its `threadId` + 1 (the main thread's is 0), never 0 (= free). */
+export function lockHolderOf(thread: number): number {
+  return thread + 1;
+}
+
+/**
+ * Frees every lock of `table` that the thread `thread` held when it ended; returns how many. The main thread
+ * calls it when a worker ends, so a worker ended inside a critical section blocks nobody.
+ */
+export function releaseLocksHeldBy(table: SharedArrayBuffer, thread: number): number {
+  const i32 = new Int32Array(table);
+  const holder = lockHolderOf(thread);
+  let released = 0;
+  for (let bucket = 0; bucket < i32[H_BUCKETS]!; bucket++) {
+    if (Atomics.compareExchange(i32, (HEADER_BYTES + bucket * CACHE_LINE) / 4, holder, 0) === holder)
+      released++;
+  }
+  return released;
 }
 
 /** Options of {@link SharedMemoryStore}. */
@@ -97,6 +122,8 @@ export class SharedMemoryStore implements CounterStore {
   #keyKind = KIND_PLAIN;
   #evictedSinceLine = 0;
   #lastLineMs = Number.NEGATIVE_INFINITY;
+  /** What this thread writes in the locks it holds. */
+  readonly #holder = lockHolderOf(threadId);
 
   constructor(options: SharedMemoryStoreOptions) {
     const { table } = options;
@@ -267,23 +294,24 @@ export class SharedMemoryStore implements CounterStore {
   }
 
   /**
-   * Encodes `key` into the lookup buffer, then takes its bucket's lock; returns the bucket. A lock held for
-   * longer than {@link LOCK_STALE_MS} is taken over: only a thread ended while holding it can cause that
-   * (critical sections are a few hundred nanoseconds of arithmetic).
+   * Encodes `key` into the lookup buffer, then takes its bucket's lock (spinning: critical sections are a
+   * few hundred nanoseconds); returns the bucket. A lock held for longer than {@link LOCK_STALE_MS} is taken
+   * over.
    */
   #lock(key: string): number {
     const bucket = this.#encodeKey(key) % this.#buckets;
     const word = (HEADER_BYTES + bucket * CACHE_LINE) / 4;
     const i32 = this.#i32;
-    if (Atomics.compareExchange(i32, word, 0, 1) === 0) return bucket;
+    const holder = this.#holder;
+    if (Atomics.compareExchange(i32, word, 0, holder) === 0) return bucket;
     let spins = 0;
     let since = 0;
-    while (Atomics.compareExchange(i32, word, 0, 1) !== 0) {
+    while (Atomics.compareExchange(i32, word, 0, holder) !== 0) {
       if ((++spins & 0xfff) !== 0) continue;
       const now = Date.now();
       if (since === 0) since = now;
       else if (now - since > LOCK_STALE_MS) {
-        Atomics.store(i32, word, 1);
+        Atomics.store(i32, word, holder);
         return bucket;
       }
     }

@@ -1,4 +1,5 @@
 import { MessageChannel, Worker } from "node:worker_threads";
+import { releaseLocksHeldBy } from "../../backends/memory/shared-memory-store.js";
 import type { RuleDocument } from "../../config/rule-document.js";
 import { serveRelayedDatabase } from "../../database/relayed-database.js";
 import type { SqlDatabase } from "../../database/sql-database.js";
@@ -187,8 +188,11 @@ export class WorkerPool {
           `worker ${slot.index} (thread ${worker.threadId}) failed: ${error.stack ?? error.message}`,
         );
       });
+      const thread = worker.threadId;
       worker.on("exit", (code) => {
         channel.port1.close();
+        // A worker ended from outside may have been inside a counter's critical section.
+        if (options.table !== undefined) releaseLocksHeldBy(options.table, thread);
         this.#absorber.forget(slot.index);
         if (slot.worker === worker) slot.worker = undefined;
         if (!listening) {

@@ -4,6 +4,7 @@ import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
 import {
   createSharedCounterTable,
   KEY_BYTES,
+  releaseLocksHeldBy,
   SharedMemoryStore,
   SLOTS_PER_BUCKET,
 } from "../../../src/backends/memory/shared-memory-store.js";
@@ -146,4 +147,30 @@ t.test("threads counting the same keys at once lose no hit and admit no more tha
     1000,
     "the token bucket (burst 1000, one token an hour) admitted exactly its burst",
   );
+});
+
+t.test("the locks a thread held when it ended are released for the others", async (t) => {
+  const table = createSharedCounterTable(16 * MIB);
+  const source = `
+    const { workerData, parentPort, threadId } = require("node:worker_threads");
+    const words = new Int32Array(workerData.table);
+    // Holds the lock of the bucket of "stuck" as the store would, then never lets go.
+    const { SharedMemoryStore, lockHolderOf } = require(${JSON.stringify(new URL("../../../dist/src/backends/memory/shared-memory-store.js", import.meta.url).pathname)});
+    const store = new SharedMemoryStore({ table: workerData.table });
+    let held = 0;
+    for (let i = 32; i < words.length && held === 0; i += 16) {
+      if (Atomics.compareExchange(words, i, 0, lockHolderOf(threadId)) === 0) held = i;
+      if (i > 64 * 1024) break;
+    }
+    parentPort.postMessage(held);
+    for (;;) {}
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { table } });
+  const word = await new Promise<number>((resolve) => worker.once("message", resolve));
+  const thread = worker.threadId;
+  t.ok(word > 0, "the worker holds a lock");
+  await worker.terminate();
+  t.equal(releaseLocksHeldBy(table, thread), 1, "one lock released");
+  t.equal(Atomics.load(new Int32Array(table), word), 0);
+  t.equal(releaseLocksHeldBy(table, thread), 0, "nothing left to release");
 });
