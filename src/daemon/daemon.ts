@@ -162,11 +162,6 @@ export class Daemon {
     return { ...bound, http: ports.http, grpc: `${this.settings.grpcHost}:${ports.grpc}` };
   }
 
-  /** WORKERS > 1: each worker thread's requests and replacements; undefined with one thread. */
-  get workers(): WorkerPool | undefined {
-    return this.#workers;
-  }
-
   /** SIGTERM: health checks fail at once, in every thread. */
   failHealthForSigterm(): void {
     this.health.set("sigterm", false);
