@@ -97,27 +97,40 @@ export class Listeners {
     decisionPorts?: { readonly grpc: number; readonly http: number },
   ): Promise<BoundAddresses> {
     this.#role = role;
-    const { settings, logger } = this.#parts;
-    let debugPort = 0;
-    if (role !== "decisions") {
-      if (this.#prometheus !== undefined) {
-        const { host, port } = settings.prometheusListen;
-        await listeningAsSet("PROMETHEUS_ADDR", settings.prometheusAddr, this.#prometheus.listen(host, port));
-        logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
-      }
-      debugPort = await listeningAsSet(
-        "DEBUG_PORT",
-        String(settings.debugPort),
-        this.#debug.listen(settings.debugHost, settings.debugPort),
-      );
-      logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
-      if (this.#parts.console !== undefined) {
-        logger.warn(`Operator console at ${consoleUrl(settings.debugHost, debugPort)}`);
-      }
-    }
+    const debugPort = role === "decisions" ? 0 : await this.#listenDebugSide();
     if (role === "owner") return { http: 0, debug: debugPort, grpc: "" };
-    const reusePort = role === "decisions";
-    const grpcPort = decisionPorts?.grpc ?? settings.grpcPort;
+    return this.#listenDecisionPorts(debugPort, role === "decisions", decisionPorts);
+  }
+
+  /** Prometheus's port (USE_PROMETHEUS) and the debug port; resolves with the debug port. */
+  async #listenDebugSide(): Promise<number> {
+    const { settings, logger } = this.#parts;
+    if (this.#prometheus !== undefined) {
+      const { host, port } = settings.prometheusListen;
+      await listeningAsSet("PROMETHEUS_ADDR", settings.prometheusAddr, this.#prometheus.listen(host, port));
+      logger.info(`Starting prometheus sink on ${settings.prometheusAddr}${settings.prometheusPath}`);
+    }
+    const debugPort = await listeningAsSet(
+      "DEBUG_PORT",
+      String(settings.debugPort),
+      this.#debug.listen(settings.debugHost, settings.debugPort),
+    );
+    logger.warn(`Listening for debug on '${settings.debugHost}:${debugPort}'`);
+    if (this.#parts.console !== undefined) {
+      logger.warn(`Operator console at ${consoleUrl(settings.debugHost, debugPort)}`);
+    }
+    return debugPort;
+  }
+
+  /** The gRPC and HTTP ports: the settings' own, or `ports`; shared with the other workers when `reusePort`. */
+  async #listenDecisionPorts(
+    debugPort: number,
+    reusePort: boolean,
+    ports: { readonly grpc: number; readonly http: number } | undefined,
+  ): Promise<BoundAddresses> {
+    const { settings, logger } = this.#parts;
+    const grpcPort = ports?.grpc ?? settings.grpcPort;
+    const port = ports?.http ?? settings.port;
     const grpc = await (settings.grpcUds !== ""
       ? listeningAsSet("GRPC_UDS", settings.grpcUds, this.#grpc.listen({ path: settings.grpcUds }))
       : listeningAsSet(
@@ -132,7 +145,6 @@ export class Listeners {
     logger.warn(
       `Listening for gRPC on '${settings.grpcUds !== "" ? settings.grpcUds : `${settings.grpcHost}:${this.#grpc.port}`}'`,
     );
-    const port = decisionPorts?.http ?? settings.port;
     const httpPort = await listeningAsSet(
       "PORT",
       String(port),
