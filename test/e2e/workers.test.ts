@@ -8,6 +8,7 @@ import { httpRequest } from "../helpers/http-request.js";
 import { requireBinaries, startRedis } from "../helpers/redis-servers.js";
 import { startUdpListener } from "../helpers/udp-listener.js";
 import { stayInsideWindow } from "../helpers/window-guard.js";
+import { config, startManagementServer, xdsEnv } from "../helpers/xds-fixtures.js";
 
 // WORKERS=2 (docs/workers.md, extensions §E8) against the built daemon: every worker thread serves the same
 // ports; the memory backend's counters are shared, rules reach every worker, stats are summed, the users and
@@ -359,6 +360,31 @@ t.test("WORKERS=2 on the memory backend", async (t) => {
       "no worker is replaced while stopping (the one line is the kill's)",
     );
   });
+});
+
+t.test("WORKERS=2 with xDS: every worker decides on each pushed rule set", async (t) => {
+  const { server, port } = await startManagementServer(t);
+  const HOUR = 3;
+  server.setSnapshot("v1", [config("w", "w", "fixed", "", 40, HOUR)]);
+  const daemon = await startDaemon({ WORKERS: "2", ...xdsEnv(port) });
+  t.teardown(() => daemon.stop("SIGKILL"));
+  await allWorkersListening(daemon, 2);
+  await stayInsideWindow(3600, 20);
+  const first = await decideOverConnections(daemon.httpPort, "fixed", "xds", 2);
+  t.equal(count(first.codes, "OK"), 40, "the pushed limit, exactly, over both workers");
+  t.same(new Set(first.limits), new Set([40]));
+  server.setSnapshot("v2", [config("w", "w", "fixed", "", 400, HOUR)]);
+  await eventually(() => stat(daemon.debugPort, "ratelimit.service.config_load_success"), 2);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const before = (await workers(daemon.debugPort)).map((row) => row.requests);
+  const second = await decideOverConnections(daemon.httpPort, "fixed", "xds", 3);
+  t.same(new Set(second.limits), new Set([400]), "every answer has the second rule set's limit");
+  t.equal(count(second.codes, "OK"), 96, "the counter carried on: 64 + 96 within 400");
+  const gained = await eventually(
+    async () => (await workers(daemon.debugPort)).map((row, i) => row.requests - (before[i] ?? 0) > 0),
+    [true, true],
+  );
+  t.same(gained, [true, true], "both workers answered on the new rules");
 });
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
