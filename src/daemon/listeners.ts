@@ -9,7 +9,12 @@ import type { DecisionExplainer } from "../service/decision-explainer.js";
 import type { HealthChecker } from "../service/health-checker.js";
 import type { RateLimitService } from "../service/rate-limit-service.js";
 import type { Settings } from "../settings/load-settings.js";
-import { debugEndpoints, debugRoutes, type WorkersEndpointSource } from "../transports/debug/debug-routes.js";
+import {
+  debugEndpoints,
+  debugRoutes,
+  type WorkersEndpointSource,
+  workersHandler,
+} from "../transports/debug/debug-routes.js";
 import { explainHandler } from "../transports/debug/explain-handler.js";
 import { metricsHandler } from "../transports/debug/metrics-handler.js";
 import { fastMethods } from "../transports/grpc/fast-methods.js";
@@ -227,7 +232,8 @@ function debugListener(parts: ListenerParts, limits: Http2Limits): HttpListener 
       // What it reads (rules, counters) is for the operator, not for pages of other sites.
       explain: refusingOtherOrigins(explainHandler(parts.explainer)),
       heapSnapshots: parts.settings.debugHeapSnapshotEnabled,
-      workers: parts.workers,
+      // Ending a worker is for the operator, not for pages of other sites.
+      workers: parts.workers === undefined ? undefined : refusingOtherOrigins(workersHandler(parts.workers)),
     }),
   );
   const routes =

@@ -304,6 +304,15 @@ t.test("WORKERS=2 on the memory backend", async (t) => {
     );
     await eventually(async () => /worker 2 replaced/.test(daemon.logs()), true);
     t.match(daemon.logs(), /worker 2 replaced \(thread \d+\)/);
+    const crossSite = await httpRequest(daemon.debugPort, "/workers?terminate=1", {
+      method: "POST",
+      headers: { "sec-fetch-site": "cross-site" },
+    });
+    t.same(
+      [crossSite.status, crossSite.body],
+      [403, '{"error":"Cross-site request refused."}'],
+      "not from another site's page",
+    );
     const missing = await httpRequest(daemon.debugPort, "/workers?terminate=3", { method: "POST" });
     t.same(
       [missing.status, missing.body],

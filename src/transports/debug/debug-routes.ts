@@ -26,8 +26,8 @@ export function debugEndpoints(sources: {
   /** `POST /explain` (README "Explain a decision"). */
   explain: HttpRoute["handle"];
   heapSnapshots: boolean;
-  /** WORKERS > 1 (docs/workers.md): `/workers` lists the worker threads and can end one. */
-  workers?: WorkersEndpointSource | undefined;
+  /** WORKERS > 1 (docs/workers.md): `/workers` ({@link workersHandler}), listing the threads, ending one. */
+  workers?: HttpRoute["handle"] | undefined;
 }): DebugEndpoint[] {
   const endpoints: DebugEndpoint[] = [
     {
@@ -79,7 +79,7 @@ export function debugEndpoints(sources: {
     endpoints.push({
       path: "/workers",
       help: "the worker threads as JSON (requests, replacements); POST ?terminate=N ends worker N, which is replaced",
-      handle: (req, res) => workersEndpoint(workers, req, res),
+      handle: workers,
     });
   }
   const profiles = endpoints.filter((e) => e.path.startsWith("/debug/pprof/"));
@@ -95,6 +95,11 @@ export function debugEndpoints(sources: {
 export interface WorkersEndpointSource {
   readonly status: () => unknown;
   readonly terminate: (index: number) => Promise<boolean>;
+}
+
+/** `GET /workers` lists the worker threads; `POST /workers?terminate=N` ends worker N (it is replaced). */
+export function workersHandler(workers: WorkersEndpointSource): HttpRoute["handle"] {
+  return (req, res) => workersEndpoint(workers, req, res);
 }
 
 async function workersEndpoint(
