@@ -1,6 +1,7 @@
 import { type BreakerTransition, CircuitBreaker } from "../backends/circuit-breaker.js";
 import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import { MemoryStore } from "../backends/memory/memory-store.js";
+import { SharedMemoryStore } from "../backends/memory/shared-memory-store.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import { restatingEngineStats } from "../engine/scaled-rule-set.js";
@@ -58,6 +59,7 @@ export function failureMode(
   engine: DecisionEngine,
   engineOptions: DecisionEngineOptions,
   logger: Pick<Logger, "warn">,
+  sharedTable?: SharedArrayBuffer,
 ): FailureMode {
   const mode = settings.backendFailureMode;
   const local =
@@ -69,7 +71,7 @@ export function failureMode(
             stats: restatingEngineStats(engineOptions.stats),
             debug: undefined,
           }),
-          store: localStore(settings, stats, logger),
+          store: localStore(settings, stats, logger, sharedTable),
           fraction: settings.backendLocalLimitFraction,
         })
       : undefined;
@@ -82,10 +84,23 @@ export function failureMode(
   });
 }
 
-function localStore(settings: Settings, stats: StatsRegistry, logger: Pick<Logger, "warn">): MemoryStore {
+/**
+ * Mode local's counters: in this thread, or with WORKERS > 1 in `sharedTable`, which every worker shares
+ * (docs/workers.md), so that the replica as a whole allows its fraction of each limit.
+ */
+function localStore(
+  settings: Settings,
+  stats: StatsRegistry,
+  logger: Pick<Logger, "warn">,
+  sharedTable: SharedArrayBuffer | undefined,
+): CounterStore {
+  const evictions = stats.counter("ratelimit.backend.local.evictions");
+  if (sharedTable !== undefined) {
+    return new SharedMemoryStore({ table: sharedTable, reports: { evictions, log: logger } });
+  }
   const store = new MemoryStore({
     maxBytes: settings.memoryMaxBytes,
-    reports: { evictions: stats.counter("ratelimit.backend.local.evictions"), log: logger },
+    reports: { evictions, log: logger },
   });
   // Only its sweeper starts; the timer is unref'd and the store has nothing to close.
   void store.start();

@@ -79,12 +79,18 @@ export class Daemon {
         ? createSharedCounterTable(settings.memoryMaxBytes)
         : undefined;
     const store = table === undefined ? overrides.store : createSharedMemoryStore(table, observability, true);
+    // Mode local's counters too: the replica, not each worker, allows its fraction of a limit.
+    const localTable =
+      workers.count > 1 && settings.backendFailureMode === "local"
+        ? createSharedCounterTable(settings.memoryMaxBytes)
+        : undefined;
     this.#rateLimit = new RateLimitSide({
       settings,
       observability,
       health,
       store,
       nowMs,
+      localTable,
       onRulesCompiled: (documents) => this.#workers?.relayRules(documents),
     });
     this.service = this.#rateLimit.service;
@@ -96,6 +102,7 @@ export class Daemon {
             env: overrides.env,
             ports: { grpc: settings.grpcPort, http: settings.port },
             table,
+            localTable,
             database: this.management.database,
             logger,
             stats,

@@ -39,6 +39,8 @@ export interface RateLimitSideOptions {
    * load again (the main thread did).
    */
   readonly relayedRules?: ((compile: RuleCompiler) => RuleSource) | undefined;
+  /** WORKERS > 1 with BACKEND_FAILURE_MODE=local: the local limiter's counter table, shared by the workers. */
+  readonly localTable?: SharedArrayBuffer | undefined;
   /** Counts the decisions asked of this thread (`ratelimit.workers.requests` of a worker). */
   readonly decisions?: StatCounter | undefined;
 }
@@ -101,7 +103,7 @@ export class RateLimitSide {
     this.service = new RateLimitService({
       engine,
       store,
-      failureMode: failureMode(settings, observability, engine, engineSettings, logger),
+      failureMode: failureMode(settings, observability, engine, engineSettings, logger, options.localTable),
       counters,
       logger,
       decisions: options.decisions,

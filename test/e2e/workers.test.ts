@@ -455,6 +455,48 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   });
 }
 
+if (requireBinaries(t, ["redis-server", "redis-cli"])) {
+  t.test(
+    "WORKERS=2 with BACKEND_FAILURE_MODE=local: the replica, not each worker, allows the limit",
+    async (t) => {
+      const server = await startRedis(t);
+      const root = mkdtempSync(join(tmpdir(), "rl-workers-local-"));
+      mkdirSync(join(root, "config"));
+      writeRules(root, rules(40));
+      t.teardown(() => rmSync(root, { recursive: true, force: true }));
+      const daemon = await startDaemon({
+        WORKERS: "2",
+        BACKEND_TYPE: "redis",
+        REDIS_SOCKET_TYPE: "tcp",
+        REDIS_URL: server.url,
+        REDIS_POOL_SIZE: "1",
+        REDIS_TIMEOUT: "300ms",
+        BACKEND_FAILURE_MODE: "local",
+        BACKEND_BREAKER_FAILURES: "1",
+        BACKEND_BREAKER_COOLDOWN: "30s",
+        RUNTIME_ROOT: root,
+      });
+      t.teardown(() => daemon.stop("SIGKILL"));
+      await allWorkersListening(daemon, 2);
+      await server.kill();
+      await stayInsideWindow(3600, 20);
+      // 32 connections × 3 = 96 requests while Redis is gone, against a limit of 40 (fraction 1).
+      const { codes } = await decideOverConnections(daemon.httpPort, "fixed", "outage", 3);
+      t.equal(count(codes, "OK"), 40, "exactly the limit, counted once for the whole replica");
+      t.equal(count(codes, "OVER_LIMIT"), 56);
+      await eventually(
+        async () => (await workers(daemon.debugPort)).reduce((sum, row) => sum + row.requests, 0),
+        96,
+      );
+      const served = (await workers(daemon.debugPort)).map((row) => row.requests);
+      t.ok(
+        served.every((n) => n > 0),
+        `both workers answered (${served.join(", ")})`,
+      );
+    },
+  );
+}
+
 t.test(
   "WORKERS=2 on a port another process holds is refused at start, even one bound with reusePort",
   async (t) => {

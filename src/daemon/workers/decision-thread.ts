@@ -58,6 +58,7 @@ export class DecisionThread {
       observability,
       health: this.health,
       store,
+      localTable: data.localTable,
       decisions: stats.counter(WORKER_REQUESTS, { worker: String(data.index) }),
       relayedRules: (compile) => {
         const source = new RelayedRuleSource(compile, data.rules);

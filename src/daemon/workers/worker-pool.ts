@@ -22,6 +22,8 @@ export interface WorkerPoolOptions {
   readonly env: Readonly<Record<string, string | undefined>> | undefined;
   readonly ports: { readonly grpc: number; readonly http: number };
   readonly table: SharedArrayBuffer | undefined;
+  /** BACKEND_FAILURE_MODE=local's shared counter table. */
+  readonly localTable: SharedArrayBuffer | undefined;
   readonly database: SqlDatabase;
   readonly logger: Logger;
   readonly stats: StatsRegistry;
@@ -151,6 +153,7 @@ export class WorkerPool {
       env: options.env,
       ports: this.#ports,
       table: options.table,
+      localTable: options.localTable,
       database: channel.port2,
       dialect: options.database.dialect,
       rules: this.#rules,
@@ -192,7 +195,9 @@ export class WorkerPool {
       worker.on("exit", (code) => {
         channel.port1.close();
         // A worker ended from outside may have been inside a counter's critical section.
-        if (options.table !== undefined) releaseLocksHeldBy(options.table, thread);
+        for (const table of [options.table, options.localTable]) {
+          if (table !== undefined) releaseLocksHeldBy(table, thread);
+        }
         this.#absorber.forget(slot.index);
         if (slot.worker === worker) slot.worker = undefined;
         if (!listening) {
