@@ -19,6 +19,9 @@ import { WorkerPool } from "./workers/worker-pool.js";
 
 export type { BoundAddresses } from "./listeners.js";
 
+/** The failed-login throttle's table with WORKERS > 1: 16 MiB, about 120,000 addresses in a minute. */
+const AUTH_TABLE_BYTES = 16 * 1024 * 1024;
+
 /** Test and embedding hooks; production uses the defaults. */
 export interface DaemonOverrides {
   readonly logger?: Logger;
@@ -94,15 +97,18 @@ export class Daemon {
       onRulesCompiled: (documents) => this.#workers?.relayRules(documents),
     });
     this.service = this.#rateLimit.service;
-    this.management = new ManagementApis(settings, logger, stats);
+    // The failed-login throttle's counters: one budget per address for the process, whichever worker.
+    const authTable = workers.count > 1 ? createSharedCounterTable(AUTH_TABLE_BYTES) : undefined;
+    this.management = new ManagementApis(settings, logger, stats, undefined, authTable);
     this.#workers =
-      workers.count > 1
+      authTable !== undefined
         ? new WorkerPool({
             count: workers.count,
             env: overrides.env,
             ports: { grpc: settings.grpcPort, http: settings.port },
             table,
             localTable,
+            authTable,
             database: this.management.database,
             logger,
             stats,

@@ -1,6 +1,7 @@
 import { FailedAttemptLimiter } from "../auth/failed-attempt-limiter.js";
 import { failedAttemptRules } from "../auth/failed-attempt-rules.js";
 import { MemoryStore } from "../backends/memory/memory-store.js";
+import { SharedMemoryStore } from "../backends/memory/shared-memory-store.js";
 import { DecisionEngine } from "../engine/decision-engine.js";
 import type { StatsRegistry } from "../observability/stats-registry.js";
 
@@ -11,6 +12,8 @@ export interface CreateFailedAttemptLimiterOptions {
   /** Receives the rule's `total_hits` and `over_limit` counters. */
   readonly stats: StatsRegistry;
   readonly nowMs?: () => number;
+  /** WORKERS > 1 (docs/workers.md): a counter table every worker shares, so an address's budget is the process's. */
+  readonly sharedTable?: SharedArrayBuffer | undefined;
 }
 
 /**
@@ -32,6 +35,11 @@ export function createFailedAttemptLimiter(options: CreateFailedAttemptLimiterOp
     random: Math.random,
   });
   const rules = failedAttemptRules(options.failuresPerMinute, options.stats);
+  if (options.sharedTable !== undefined) {
+    // Past windows' slots are taken again by new keys: nothing to sweep.
+    const store = new SharedMemoryStore({ table: options.sharedTable, nowMs });
+    return new FailedAttemptLimiter({ engine, rules, store, nowMs });
+  }
   const store = new MemoryStore({ nowMs });
   // Sweeps the counters of past windows (an unref'd timer): one per address and minute otherwise stays.
   void store.start();

@@ -34,6 +34,8 @@ import { consoleManagementRoutes, managementRoutes } from "./management-routes.j
 export interface RelayedManagement {
   readonly database: SqlDatabase;
   readonly wakeMigrationWorker: () => void;
+  /** The failed-login throttle's counters, shared with the main thread and the other workers. */
+  readonly authTable: SharedArrayBuffer;
 }
 
 /**
@@ -62,7 +64,17 @@ export class ManagementApis {
   readonly #authStore: SqlAuthStore;
   readonly #hasher: PasswordHasher;
 
-  constructor(settings: Settings, logger: Logger, stats: StatsRegistry, relayed?: RelayedManagement) {
+  /**
+   * `authTable` (WORKERS > 1, in the main thread): the failed-login throttle's counter table, which the
+   * workers share (a worker gets it in `relayed`).
+   */
+  constructor(
+    settings: Settings,
+    logger: Logger,
+    stats: StatsRegistry,
+    relayed?: RelayedManagement,
+    authTable?: SharedArrayBuffer,
+  ) {
     this.#settings = settings;
     this.#logger = logger;
     this.#managed = relayed === undefined ? managedDatabase(settings, logger) : undefined;
@@ -75,7 +87,7 @@ export class ManagementApis {
     });
     const debug = logger.debugEnabled ? (line: string) => logger.debug(line) : undefined;
     this.users = new UserService({ store: this.#userStore, hasher: this.#hasher, debug });
-    this.guard = this.#authenticationGuard(stats);
+    this.guard = this.#authenticationGuard(stats, relayed?.authTable ?? authTable);
     const store = new SqlMigrationStore(this.database);
     this.#worker =
       relayed === undefined ? daemonMigrationWorker(settings, store, this.registry, logger) : undefined;
@@ -134,10 +146,11 @@ export class ManagementApis {
   }
 
   /** Application passwords, with the failed-login throttle (AUTH_FAILURES_PER_MINUTE). */
-  #authenticationGuard(stats: StatsRegistry): AccessGuard {
+  #authenticationGuard(stats: StatsRegistry, sharedTable: SharedArrayBuffer | undefined): AccessGuard {
     const limiter = createFailedAttemptLimiter({
       failuresPerMinute: this.#settings.authFailuresPerMinute,
       stats,
+      sharedTable,
     });
     const authenticator = new ApplicationPasswordAuthenticator({
       users: this.#userStore,

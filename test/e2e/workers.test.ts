@@ -277,6 +277,39 @@ t.test("WORKERS=2 on the memory backend", async (t) => {
         Array.from({ length: 12 }, (_, i) => `user${i}@example.com`).sort(),
         "every address lower-cased by the one run",
       );
+
+      // The failed-login throttle (AUTH_FAILURES_PER_MINUTE, 10) counts for the process, whichever worker.
+      const wrong = {
+        authorization: `Basic ${Buffer.from(`${ADMIN}:wrongwrongwrongwrongwrong`).toString("base64")}`,
+      };
+      const agents = Array.from({ length: 24 }, () => new Agent({ keepAlive: false }));
+      const statuses = await Promise.all(
+        agents.map(
+          (agent) =>
+            new Promise<number>((resolve, reject) => {
+              const req = request(
+                {
+                  host: "127.0.0.1",
+                  port: daemon.httpPort,
+                  path: `${base}/migrations`,
+                  headers: wrong,
+                  agent,
+                },
+                (res) => {
+                  res.resume();
+                  res.on("end", () => resolve(res.statusCode ?? 0));
+                },
+              );
+              req.on("error", reject);
+              req.end();
+            }),
+        ),
+      );
+      t.same(
+        [statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length],
+        [10, 14],
+        "10 failed logins refused as such, then the address is throttled on every worker",
+      );
     },
   );
 

@@ -69,6 +69,7 @@ export class DecisionThread {
     this.#management = new ManagementApis(settings, logger, stats, {
       database: new RelayedDatabase(data.dialect, data.database),
       wakeMigrationWorker: () => this.#send({ type: "wake-migrations" }),
+      authTable: data.authTable,
     });
     this.#listeners = new Listeners({
       settings,

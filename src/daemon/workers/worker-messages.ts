@@ -15,6 +15,8 @@ export interface DecisionThreadData {
   readonly ports: { readonly grpc: number; readonly http: number };
   /** The memory backend's shared counter table (BACKEND_TYPE=memory), else undefined. */
   readonly table: SharedArrayBuffer | undefined;
+  /** The failed-login throttle's shared counter table. */
+  readonly authTable: SharedArrayBuffer;
   /** BACKEND_FAILURE_MODE=local's shared counter table, else undefined. */
   readonly localTable: SharedArrayBuffer | undefined;
   /** Where the users/migrations database's statements go (the main thread's connection). */

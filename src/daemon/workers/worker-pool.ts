@@ -24,6 +24,8 @@ export interface WorkerPoolOptions {
   readonly table: SharedArrayBuffer | undefined;
   /** BACKEND_FAILURE_MODE=local's shared counter table. */
   readonly localTable: SharedArrayBuffer | undefined;
+  /** The failed-login throttle's shared counter table. */
+  readonly authTable: SharedArrayBuffer;
   readonly database: SqlDatabase;
   readonly logger: Logger;
   readonly stats: StatsRegistry;
@@ -154,6 +156,7 @@ export class WorkerPool {
       ports: this.#ports,
       table: options.table,
       localTable: options.localTable,
+      authTable: options.authTable,
       database: channel.port2,
       dialect: options.database.dialect,
       rules: this.#rules,
@@ -195,7 +198,7 @@ export class WorkerPool {
       worker.on("exit", (code) => {
         channel.port1.close();
         // A worker ended from outside may have been inside a counter's critical section.
-        for (const table of [options.table, options.localTable]) {
+        for (const table of [options.table, options.localTable, options.authTable]) {
           if (table !== undefined) releaseLocksHeldBy(table, thread);
         }
         this.#absorber.forget(slot.index);
