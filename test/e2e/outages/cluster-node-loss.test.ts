@@ -103,7 +103,27 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         "a surviving slot is counted while the lost node's breaker is open",
       );
       t.equal(await survivor!.cli("GET", keptKey), "2", "counted on the surviving primary");
-      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 6, redisErrors: 6 });
+      // A request on both nodes is answered by the failure mode as a whole, and nothing of it is sent.
+      const spanning = await askOnce(() =>
+        client.shouldRateLimit({
+          domain: "outage",
+          descriptors: [lost, kept].map((value) => ({ entries: [{ key: "limited", value }] })),
+        }),
+      );
+      t.strictSame(
+        spanning.answer,
+        {
+          overall_code: "OVER_LIMIT",
+          statuses: [lost, kept].map(() => ({
+            code: "OVER_LIMIT",
+            current_limit: { requests_per_unit: 10, unit: "MINUTE" },
+            duration_until_reset: { seconds: "window" },
+          })),
+        },
+        "a request spanning the lost and a surviving node: denied whole",
+      );
+      t.equal(await survivor!.cli("GET", keptKey), "2", "its surviving descriptor not counted");
+      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 7, redisErrors: 7 });
       t.equal(
         (await stats(daemon)).get(`ratelimit.backend.breaker_open.__node=${node}`),
         1,
@@ -122,7 +142,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         ),
       );
       t.match((await ask(kept)).answer, { overall_code: "OK", statuses: [{ limit_remaining: 7 }] });
-      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 7, redisErrors: 7 });
+      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 8, redisErrors: 8 });
       const lossLines = records(daemon)
         .map((r) => r["@message"])
         .filter((m) => m.includes(`node ${node} lost: `));
