@@ -71,7 +71,8 @@ export class ClusterConnectionPool implements RedisDeployment {
     const windowed = options.pipelineWindowMs > 0 || options.pipelineLimit > 0;
     this.#batcher = windowed
       ? new AnswerBatcher(
-          (increments) => this.#run(this.#pick(), increments, false),
+          // Async, so that no connection being up rejects the flush instead of throwing out of its timer.
+          async (increments) => this.#run(this.#pick(), increments, false),
           options.pipelineWindowMs,
           options.pipelineLimit,
           sliceOutcome,
@@ -241,10 +242,10 @@ export class ClusterConnectionPool implements RedisDeployment {
       failed.add(node);
       this.#health.failed(node, error);
     }
-    if (this.#health.lost.length > 0) {
-      for (const node of this.#health.lost) {
-        if (!failed.has(node) && nodesOf(connection, increments).includes(node)) this.#health.answered(node);
-      }
+    const lost = this.#health.lost;
+    if (lost.length > 0) {
+      const nodes = nodesOf(connection, increments);
+      for (const node of lost) if (!failed.has(node) && nodes.includes(node)) this.#health.answered(node);
     }
     return outcome;
   }
@@ -291,12 +292,7 @@ export class ClusterConnectionPool implements RedisDeployment {
     };
     connection.on("close", down);
     connection.on("end", down);
-    connection.on("refresh", () => {
-      const primaries = new Set<string>();
-      for (const owners of connection.slots) if (owners?.[0] !== undefined) primaries.add(owners[0]);
-      this.#health.refreshed(primaries);
-      for (const node of this.#breakers?.nodes ?? []) if (!primaries.has(node)) this.#breakers?.forget(node);
-    });
+    connection.on("refresh", () => this.#slotsRefreshed(connection));
     // Kept to explain failures (ioredis's own rejections often only say "Connection is closed."); a node's
     // socket errors come as "node error".
     connection.on("error", (error: Error) => this.#lastErrors.set(connection, error));
@@ -304,10 +300,36 @@ export class ClusterConnectionPool implements RedisDeployment {
     return connection;
   }
 
+  /**
+   * `refreshed` read the slot map again. A node is gone from the map only once no ready client's map names
+   * it as a primary: until then some requests would still be sent (and admitted) to it. A client whose map
+   * still names a lost node that `refreshed`'s no longer does reads its map again at once.
+   */
+  #slotsRefreshed(refreshed: ClusterConnection): void {
+    const fresh = primariesOf(refreshed);
+    const replaced = this.#health.lost.filter((node) => !fresh.has(node));
+    const primaries = new Set<string>();
+    for (const connection of this.#connections) {
+      if (connection.status !== "ready") continue;
+      const mine = connection === refreshed ? fresh : primariesOf(connection);
+      if (replaced.some((node) => mine.has(node))) connection.refreshSlotsCache();
+      for (const node of mine) primaries.add(node);
+    }
+    this.#health.refreshed(primaries);
+    for (const node of this.#breakers?.nodes ?? []) if (!primaries.has(node)) this.#breakers?.forget(node);
+  }
+
   #activeChanged(): void {
     this.#options.stats.cxActive.set(this.#ready.size);
     for (const listener of this.#listeners) listener(this.#ready.size);
   }
+}
+
+/** The primaries of `connection`'s slot map. */
+function primariesOf(connection: ClusterConnection): Set<string> {
+  const primaries = new Set<string>();
+  for (const owners of connection.slots) if (owners?.[0] !== undefined) primaries.add(owners[0]);
+  return primaries;
 }
 
 /** The distinct primaries `increments`' keys live on (a sliding window's previous key too), by `connection`'s slot map. */

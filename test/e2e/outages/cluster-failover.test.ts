@@ -66,10 +66,12 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
         [],
         `lost slots fail only with ${[...allowed].join(" | ")}: ${JSON.stringify(counts)}`,
       );
+      // The pool's clients each read the slot map again: one may lag another by a round trip (or by the
+      // 250 ms between readings when a node it asked had not heard of the promotion yet).
       t.strictSame(
-        failed.filter((d) => d.sentMs < killedMs - 5 || d.sentMs > firstAnswered.doneMs),
+        failed.filter((d) => d.sentMs < killedMs - 5 || d.sentMs > promotedMs + 1000),
         [],
-        "no failure before the kill nor after the first answer",
+        "no failure before the kill nor from a second after the promotion",
       );
       const recoveryMs = firstAnswered.doneMs - promotedMs;
       t.ok(recoveryMs < 1000, `answered ${recoveryMs.toFixed(0)} ms after the promotion`);
