@@ -19,7 +19,8 @@ export interface ClusterNodeHealthOptions {
  * The nodes of one Redis Cluster that stopped answering (docs/outages.md "Redis Cluster"). A command group
  * that fails for its node's sake (the connection closed or refused, CLUSTERDOWN, redirections that lead
  * nowhere) marks the node lost: one warn line with its address, and the slot map is read again at once
- * and then every `refreshIntervalMs` until the node answers or serves no slot any more (its replica was
+ * (at most once per `refreshIntervalMs`) and then every `refreshIntervalMs` until the node answers or
+ * serves no slot any more (its replica was
  * promoted) — one more warn line then. Requests for other nodes never wait for this.
  */
 export class ClusterNodeHealth {
@@ -28,6 +29,8 @@ export class ClusterNodeHealth {
   /** Lost nodes, with when they were lost. */
   readonly #lost = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
+  /** When the slot map was last asked for again (`-Infinity`: never). */
+  #refreshedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: ClusterNodeHealthOptions) {
     this.#options = options;
@@ -42,15 +45,16 @@ export class ClusterNodeHealth {
   /** A command group sent to `node` failed with `error`. */
   failed(node: string, error: unknown): void {
     if (!isNodeFailure(error)) return;
-    // Any lost node makes the map suspect: read it now (ioredis runs one refresh at a time).
-    this.#options.refreshSlots();
+    // Any lost node makes the map suspect: read it now, unless it was read within the interval (a node's
+    // every failed request must not each send CLUSTER SLOTS).
+    if (this.#nowMs() - this.#refreshedAtMs >= this.#intervalMs) this.#refresh();
     if (node === "?" || this.#lost.has(node)) return;
     this.#lost.set(node, this.#nowMs());
     this.#options.log.warn(
       this.#kindOf(node),
       `${this.#options.where}: node ${node} lost: ${clusterReasonOf(error)} (${messageOf(error)})`,
     );
-    this.#timer ??= setInterval(() => this.#options.refreshSlots(), this.#options.refreshIntervalMs ?? 250);
+    this.#timer ??= setInterval(() => this.#refresh(), this.#intervalMs);
     this.#timer.unref();
   }
 
@@ -80,6 +84,15 @@ export class ClusterNodeHealth {
   close(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+  }
+
+  get #intervalMs(): number {
+    return this.#options.refreshIntervalMs ?? 250;
+  }
+
+  #refresh(): void {
+    this.#refreshedAtMs = this.#nowMs();
+    this.#options.refreshSlots();
   }
 
   #recovered(node: string, text: string): void {

@@ -32,9 +32,15 @@ t.test("a lost node: one line, the slot map read again until its slots are serve
       text: `${WHERE}: node 10.0.0.7:6379 lost: connection closed (Connection is closed.)`,
     },
   ]);
-  t.equal(refreshes(), 2, "read at once, on each failure");
+  t.equal(refreshes(), 1, "read at once, not again for the next failure within the interval");
+  clock.ms = 20;
+  health.failed("10.0.0.8:6379", new Error("CLUSTERDOWN The cluster is down"));
+  t.equal(refreshes(), 2, "read again for a failure after the interval");
   await new Promise((resolve) => setTimeout(resolve, 70));
   t.ok(refreshes() >= 4, `then every 20 ms (${refreshes()})`);
+  clock.ms = 1020;
+  health.answered("10.0.0.8:6379");
+  t.equal(lines.at(-1)?.text, `${WHERE}: node 10.0.0.8:6379 answers again after 1.0 s`);
   health.refreshed(new Set(["10.0.0.7:6379", "10.0.0.8:6379"]));
   t.strictSame(health.lost, ["10.0.0.7:6379"], "still named by the slot map");
   clock.ms = 4100;
