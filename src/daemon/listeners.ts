@@ -141,7 +141,7 @@ function grpcListener(parts: ListenerParts, metrics: ServerMetrics, limits: Http
   const { settings } = parts;
   const core = { rateLimit: parts.service, health: parts.health };
   return new GrpcListener({
-    routes: [rateLimitRoutes(core), ...parts.management.grpcRoutes],
+    routes: [rateLimitRoutes(core, parts.requestLimits), ...parts.management.grpcRoutes],
     fastMethods: fastMethods(core, parts.requestLimits),
     metrics,
     logger: parts.logger,
