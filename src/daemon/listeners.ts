@@ -21,6 +21,7 @@ import { HttpListener } from "../transports/http/http-listener.js";
 import { exactRoute, type HttpRoute } from "../transports/http/http-route.js";
 import { jsonHandler } from "../transports/http/json-handler.js";
 import type { Http2Limits } from "../transports/server/http2-limits.js";
+import { OpenStreams } from "../transports/server/open-streams.js";
 import { listeningAsSet } from "./listen-errors.js";
 
 /**
@@ -75,7 +76,7 @@ export class Listeners {
 
   constructor(parts: ListenerParts) {
     this.#parts = parts;
-    const limits = http2Limits(parts.settings);
+    const limits = http2Limits(parts.settings, openStreams(parts));
     this.#grpc = grpcListener(parts, new ServerMetrics(parts.stats), limits);
     this.#http = httpListener(parts, limits);
     this.#debug = debugListener(parts, limits);
@@ -129,12 +130,32 @@ export class Listeners {
   }
 }
 
-function http2Limits(settings: Settings): Http2Limits {
+function http2Limits(settings: Settings, streams: OpenStreams | undefined): Http2Limits {
   return {
     maxConcurrentStreams: settings.grpcMaxConcurrentStreams,
     requestReadTimeoutMs: settings.grpcRequestReadTimeoutMs,
     maxIdleMs: settings.grpcMaxConnectionIdleMs,
+    openStreams: streams,
   };
+}
+
+/**
+ * GRPC_MAX_TOTAL_STREAMS over every port, with `ratelimit_server.open_streams` (a gauge) and
+ * `ratelimit_server.refused_streams` (a counter), and a warn line a second at most while it refuses.
+ */
+function openStreams(parts: ListenerParts): OpenStreams | undefined {
+  const max = parts.settings.grpcMaxTotalStreams;
+  if (max === 0) return undefined;
+  const refused = parts.stats.counter("ratelimit_server.refused_streams");
+  const streams: OpenStreams = new OpenStreams(max, () => {
+    refused.add(1);
+    parts.throttledLog.warn(
+      "refused HTTP/2 streams",
+      `refused an HTTP/2 stream (REFUSED_STREAM): ${max} streams open, GRPC_MAX_TOTAL_STREAMS`,
+    );
+  });
+  parts.stats.gauge("ratelimit_server.open_streams", undefined, () => streams.open);
+  return streams;
 }
 
 function grpcListener(parts: ListenerParts, metrics: ServerMetrics, limits: Http2Limits): GrpcListener {

@@ -15,6 +15,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import t from "tap";
 import { RateLimitRequestSchema } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon-process.js";
+import { httpRequest as get } from "../helpers/http-request.js";
 import { rawHttp2Connection } from "../helpers/raw-http2.js";
 
 const RULES =
@@ -177,6 +178,65 @@ t.test("a client opening more streams than advertised loses its connection with 
     "20 calls at once from a client that honours the limit all succeed",
   );
   s.close();
+});
+
+t.test("GRPC_MAX_TOTAL_STREAMS: streams beyond the process-wide bound are refused at once", async (t) => {
+  const bounded = await startDaemon({ RUNTIME_ROOT: dir, GRPC_MAX_TOTAL_STREAMS: "10" });
+  t.teardown(() => bounded.stop());
+  const stat = async (name: string) => {
+    const stats = (await get(bounded.debugPort, "/stats")).body;
+    return Number(new RegExp(`^ratelimit_server\\.${name}: (\\d+)$`, "m").exec(stats)?.[1]);
+  };
+  // Three connections of four half-sent calls each: the first ten streams are held, two are refused.
+  const sessions = [0, 1, 2].map(() => session(bounded.grpcPort));
+  const held = sessions.flatMap((s) =>
+    Array.from({ length: 4 }, () => exchange(s, GRPC_HEADERS, framed(message).subarray(0, 8), true)),
+  );
+  const started = performance.now();
+  const refused = await Promise.race([
+    Promise.all(held.slice(10)),
+    new Promise<undefined>((resolve) => setTimeout(resolve, 2000)),
+  ]);
+  t.ok(performance.now() - started < 1000, "refused at once, not after GRPC_REQUEST_READ_TIMEOUT");
+  t.strictSame(
+    refused?.map((r) => [r.headers[":status"], r.rstCode]),
+    [
+      [undefined, constants.NGHTTP2_REFUSED_STREAM],
+      [undefined, constants.NGHTTP2_REFUSED_STREAM],
+    ],
+    "RST_STREAM REFUSED_STREAM, no answer",
+  );
+  t.equal(await stat("open_streams"), 10, "ratelimit_server.open_streams");
+  t.equal(await stat("refused_streams"), 2, "ratelimit_server.refused_streams");
+  const json = await exchange(
+    session(bounded.httpPort),
+    { ":method": "POST", ":path": "/json", "content-type": "application/json" },
+    Buffer.from("{}"),
+  );
+  t.strictSame(
+    [json.headers[":status"], json.rstCode],
+    [undefined, constants.NGHTTP2_REFUSED_STREAM],
+    "HTTP port",
+  );
+  t.equal(
+    sessions.every((s) => !s.closed && !s.destroyed),
+    true,
+    "the connections stay open",
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.match(
+    bounded.logs(),
+    /refused an HTTP\/2 stream \(REFUSED_STREAM\): 10 streams open, GRPC_MAX_TOTAL_STREAMS/,
+    "a warn line",
+  );
+  t.notMatch(bounded.logs(), /failed|uncaught|unhandled/, "nothing else logged");
+  for (const s of sessions) s.destroy();
+  await Promise.all(held.slice(0, 10));
+  const s = session(bounded.grpcPort);
+  const ok = await exchange(s, GRPC_HEADERS, framed(message));
+  t.equal(ok.headers["grpc-status"], "0", "served again once streams closed");
+  s.close();
+  t.equal(await stat("open_streams"), 0, "none open");
 });
 
 /** A daemon giving clients 300 ms to send a request. */
