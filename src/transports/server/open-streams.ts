@@ -30,6 +30,8 @@ export class OpenStreams {
   /** Counts `stream` until it closes and returns true, or refuses it (REFUSED_STREAM) and returns false. */
   admit(stream: ServerHttp2Stream): boolean {
     if (this.max > 0 && this.#open >= this.max) {
+      // Closing with an error code destroys the stream with ERR_HTTP2_STREAM_ERROR: expected, not a fault.
+      stream.on("error", ignore);
       stream.close(constants.NGHTTP2_REFUSED_STREAM);
       this.onRefused();
       return false;
@@ -39,3 +41,5 @@ export class OpenStreams {
     return true;
   }
 }
+
+function ignore(): void {}
