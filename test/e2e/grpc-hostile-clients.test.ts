@@ -195,7 +195,7 @@ t.test("GRPC_MAX_TOTAL_STREAMS: streams beyond the process-wide bound are refuse
   const started = performance.now();
   const refused = await Promise.race([
     Promise.all(held.slice(10)),
-    new Promise<undefined>((resolve) => setTimeout(resolve, 2000)),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2000)),
   ]);
   t.ok(performance.now() - started < 1000, "refused at once, not after GRPC_REQUEST_READ_TIMEOUT");
   t.strictSame(
