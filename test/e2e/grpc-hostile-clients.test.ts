@@ -180,64 +180,70 @@ t.test("a client opening more streams than advertised loses its connection with 
   s.close();
 });
 
-t.test("GRPC_MAX_TOTAL_STREAMS: streams beyond the process-wide bound are refused at once", async (t) => {
-  const bounded = await startDaemon({ RUNTIME_ROOT: dir, GRPC_MAX_TOTAL_STREAMS: "10" });
-  t.teardown(() => bounded.stop());
-  const stat = async (name: string) => {
-    const stats = (await get(bounded.debugPort, "/stats")).body;
-    return Number(new RegExp(`^ratelimit_server\\.${name}: (\\d+)$`, "m").exec(stats)?.[1]);
-  };
-  // Three connections of four half-sent calls each: the first ten streams are held, two are refused.
-  const sessions = [0, 1, 2].map(() => session(bounded.grpcPort));
-  const held = sessions.flatMap((s) =>
-    Array.from({ length: 4 }, () => exchange(s, GRPC_HEADERS, framed(message).subarray(0, 8), true)),
-  );
-  const started = performance.now();
-  const refused = await Promise.race([
-    Promise.all(held.slice(10)),
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2000)),
-  ]);
-  t.ok(performance.now() - started < 1000, "refused at once, not after GRPC_REQUEST_READ_TIMEOUT");
-  t.strictSame(
-    refused?.map((r) => [r.headers[":status"], r.rstCode]),
-    [
-      [undefined, constants.NGHTTP2_REFUSED_STREAM],
-      [undefined, constants.NGHTTP2_REFUSED_STREAM],
-    ],
-    "RST_STREAM REFUSED_STREAM, no answer",
-  );
-  t.equal(await stat("open_streams"), 10, "ratelimit_server.open_streams");
-  t.equal(await stat("refused_streams"), 2, "ratelimit_server.refused_streams");
-  const json = await exchange(
-    session(bounded.httpPort),
-    { ":method": "POST", ":path": "/json", "content-type": "application/json" },
-    Buffer.from("{}"),
-  );
-  t.strictSame(
-    [json.headers[":status"], json.rstCode],
-    [undefined, constants.NGHTTP2_REFUSED_STREAM],
-    "HTTP port",
-  );
-  t.equal(
-    sessions.every((s) => !s.closed && !s.destroyed),
-    true,
-    "the connections stay open",
-  );
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  t.match(
-    bounded.logs(),
-    /refused an HTTP\/2 stream \(REFUSED_STREAM\): 10 streams open, GRPC_MAX_TOTAL_STREAMS/,
-    "a warn line",
-  );
-  t.notMatch(bounded.logs(), /failed|uncaught|unhandled/, "nothing else logged");
-  for (const s of sessions) s.destroy();
-  await Promise.all(held.slice(0, 10));
-  const s = session(bounded.grpcPort);
-  const ok = await exchange(s, GRPC_HEADERS, framed(message));
-  t.equal(ok.headers["grpc-status"], "0", "served again once streams closed");
-  s.close();
-  t.equal(await stat("open_streams"), 0, "none open");
-});
+t.test(
+  "GRPC_MAX_TOTAL_STREAMS: the connections that fill the process get REFUSED_STREAM at once",
+  async (t) => {
+    const bounded = await startDaemon({ RUNTIME_ROOT: dir, GRPC_MAX_TOTAL_STREAMS: "10" });
+    t.teardown(() => bounded.stop());
+    const stat = async (name: string) => {
+      const stats = (await get(bounded.debugPort, "/stats")).body;
+      return Number(new RegExp(`^ratelimit_server\\.${name}: (\\d+)$`, "m").exec(stats)?.[1]);
+    };
+    const halfSent = (on: ClientHttp2Session, headers: OutgoingHttpHeaders = GRPC_HEADERS) =>
+      exchange(on, headers, framed(message).subarray(0, 8), true);
+    // One connection opens twelve calls and never finishes them: ten are held, the last two refused.
+    const hog = session(bounded.grpcPort);
+    const held = Array.from({ length: 12 }, () => halfSent(hog));
+    const started = performance.now();
+    const refused = await Promise.race([
+      Promise.all(held.slice(10)),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2000)),
+    ]);
+    t.ok(performance.now() - started < 1000, "refused at once, not after GRPC_REQUEST_READ_TIMEOUT");
+    t.strictSame(
+      refused?.map((r) => [r.headers[":status"], r.rstCode]),
+      [
+        [undefined, constants.NGHTTP2_REFUSED_STREAM],
+        [undefined, constants.NGHTTP2_REFUSED_STREAM],
+      ],
+      "RST_STREAM REFUSED_STREAM, no answer",
+    );
+    // Another client, under its share of the bound (10 / 2 connections), is still served.
+    const other = session(bounded.grpcPort);
+    const served = await exchange(other, GRPC_HEADERS, framed(message));
+    t.equal(served.headers["grpc-status"], "0", "a client with nothing in flight is served");
+    other.close();
+    // A second hog, on the HTTP port (one count for the process): five streams held, then refused.
+    const json = { ":method": "POST", ":path": "/json", "content-type": "application/json" };
+    const httpHog = session(bounded.httpPort);
+    const httpHeld = Array.from({ length: 7 }, () => halfSent(httpHog, json));
+    const httpRefused = await Promise.all(httpHeld.slice(5));
+    t.strictSame(
+      httpRefused.map((r) => r.rstCode),
+      [constants.NGHTTP2_REFUSED_STREAM, constants.NGHTTP2_REFUSED_STREAM],
+      "HTTP port: beyond its share of the bound",
+    );
+    t.equal(await stat("open_streams"), 15, "ratelimit_server.open_streams");
+    t.equal(await stat("refused_streams"), 4, "ratelimit_server.refused_streams");
+    t.equal(hog.closed || httpHog.closed, false, "the connections stay open");
+    t.match(
+      bounded.logs(),
+      /refused an HTTP\/2 stream \(REFUSED_STREAM\): 10 streams open, GRPC_MAX_TOTAL_STREAMS/,
+      "a warn line",
+    );
+    t.notMatch(bounded.logs(), /failed|uncaught|unhandled/, "nothing else logged");
+    hog.destroy();
+    httpHog.destroy();
+    await Promise.all([...held.slice(0, 10), ...httpHeld.slice(0, 5)]);
+    // The daemon sees the connections go a moment after the client.
+    const seen: number[] = [];
+    for (let i = 0; i < 100 && seen.at(-1) !== 0; i++) {
+      seen.push(await stat("open_streams"));
+      if (seen.at(-1) !== 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    t.equal(seen.at(-1), 0, `none open once the hogs left (${seen.join(", ")})`);
+  },
+);
 
 /** A daemon giving clients 300 ms to send a request. */
 const impatient = await startDaemon({ RUNTIME_ROOT: dir, GRPC_REQUEST_READ_TIMEOUT: "300ms" });
