@@ -10,8 +10,9 @@
 //             HTTP/2 (`grpc`: the fast path, the yardstick the others should match); `--pause-ms N` waits
 //             between an attacker's requests (the same attack rate for builds that answer at different speeds)
 //   streams:  --connections 60 --streams 990        each connection opens that many ShouldRateLimit streams
-//             and sends half a message on each, never ending it; a stream that closes (refused, or
-//             answered after GRPC_REQUEST_READ_TIMEOUT) is opened again a second later
+//             and sends half a message on each, never ending it (the issue's attack); with
+//             `--reopen-ms N`, a stream that closes (refused, or answered after GRPC_REQUEST_READ_TIMEOUT)
+//             is opened again N ms later (an attacker that retries)
 //
 // --root is a built checkout (default: this one): point it at an older build for before/after figures, e.g.
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
@@ -137,6 +138,7 @@ function startAttack() {
   }
   if (ATTACK === "streams") {
     const sessions = [];
+    const reopenMs = option("reopen-ms", undefined) === undefined ? undefined : Number(option("reopen-ms"));
     const half = grpcFrame(encodeRequest("bench", [[["k0", ""]]])).subarray(0, 8);
     const open = (s) => {
       if (!running || s.destroyed || s.closed) return;
@@ -145,7 +147,7 @@ function startAttack() {
       stream.on("response", (h) => note(`grpc-status ${h["grpc-status"]}`));
       stream.on("close", () => {
         note(`closed rst ${stream.rstCode}`);
-        setTimeout(open, 1000, s);
+        if (reopenMs !== undefined) setTimeout(open, reopenMs, s);
       });
       stream.resume();
       stream.write(half);

@@ -140,20 +140,32 @@ function http2Limits(settings: Settings, streams: OpenStreams | undefined): Http
 }
 
 /**
- * GRPC_MAX_TOTAL_STREAMS over every port, with `ratelimit_server.open_streams` (a gauge) and
- * `ratelimit_server.refused_streams` (a counter), and a warn line a second at most while it refuses.
+ * GRPC_MAX_TOTAL_STREAMS over every port, with `ratelimit_server.open_streams` (a gauge),
+ * `ratelimit_server.refused_streams` and `ratelimit_server.streams_bound_reached` (counters), and a warn
+ * line a second at most of each kind.
  */
 function openStreams(parts: ListenerParts): OpenStreams | undefined {
   const max = parts.settings.grpcMaxTotalStreams;
   if (max === 0) return undefined;
   const refused = parts.stats.counter("ratelimit_server.refused_streams");
-  const streams: OpenStreams = new OpenStreams(max, () => {
-    refused.add(1);
-    parts.throttledLog.warn(
-      "refused HTTP/2 streams",
-      `refused an HTTP/2 stream (REFUSED_STREAM): ${max} streams open, GRPC_MAX_TOTAL_STREAMS`,
-    );
-  });
+  const narrowed = parts.stats.counter("ratelimit_server.streams_bound_reached");
+  const streams: OpenStreams = new OpenStreams(
+    max,
+    () => {
+      refused.add(1);
+      parts.throttledLog.warn(
+        "refused HTTP/2 streams",
+        `refused an HTTP/2 stream (REFUSED_STREAM): ${max} streams open, GRPC_MAX_TOTAL_STREAMS`,
+      );
+    },
+    (perConnection) => {
+      narrowed.add(1);
+      parts.throttledLog.warn(
+        "HTTP/2 streams bound reached",
+        `${max} HTTP/2 streams open (GRPC_MAX_TOTAL_STREAMS): each connection may now open ${perConnection}`,
+      );
+    },
+  );
   parts.stats.gauge("ratelimit_server.open_streams", undefined, () => streams.open);
   return streams;
 }

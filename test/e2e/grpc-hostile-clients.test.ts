@@ -208,12 +208,9 @@ t.test(
       ],
       "RST_STREAM REFUSED_STREAM, no answer",
     );
-    // Another client, under its share of the bound (10 / 2 connections), is still served.
-    const other = session(bounded.grpcPort);
-    const served = await exchange(other, GRPC_HEADERS, framed(message));
-    t.equal(served.headers["grpc-status"], "0", "a client with nothing in flight is served");
-    other.close();
-    // A second hog, on the HTTP port (one count for the process): five streams held, then refused.
+    // A second hog, on the HTTP port (one count for the process), connecting while the bound is reached:
+    // its SETTINGS already say 5 (10 / 2 connections), and nghttp2 refuses its sixth and seventh streams
+    // itself, before they exist in JavaScript (so they are not in refused_streams).
     const json = { ":method": "POST", ":path": "/json", "content-type": "application/json" };
     const httpHog = session(bounded.httpPort);
     const httpHeld = Array.from({ length: 7 }, () => halfSent(httpHog, json));
@@ -223,13 +220,26 @@ t.test(
       [constants.NGHTTP2_REFUSED_STREAM, constants.NGHTTP2_REFUSED_STREAM],
       "HTTP port: beyond its share of the bound",
     );
+    // Another client, under its share of the bound (10 / 3 connections), is still served.
+    const other = session(bounded.grpcPort);
+    const served = await exchange(other, GRPC_HEADERS, framed(message));
+    t.equal(served.headers["grpc-status"], "0", "a client with nothing in flight is served");
+    other.close();
+    t.equal(httpHog.remoteSettings.maxConcurrentStreams, 5, "SETTINGS_MAX_CONCURRENT_STREAMS: its share");
+    t.equal(hog.remoteSettings.maxConcurrentStreams, 10, "the first hog's share when it reached the bound");
     t.equal(await stat("open_streams"), 15, "ratelimit_server.open_streams");
-    t.equal(await stat("refused_streams"), 4, "ratelimit_server.refused_streams");
+    t.equal(await stat("refused_streams"), 2, "ratelimit_server.refused_streams");
+    t.equal(await stat("streams_bound_reached"), 1, "ratelimit_server.streams_bound_reached");
     t.equal(hog.closed || httpHog.closed, false, "the connections stay open");
     t.match(
       bounded.logs(),
       /refused an HTTP\/2 stream \(REFUSED_STREAM\): 10 streams open, GRPC_MAX_TOTAL_STREAMS/,
       "a warn line",
+    );
+    t.match(
+      bounded.logs(),
+      /10 HTTP\/2 streams open \(GRPC_MAX_TOTAL_STREAMS\): each connection may now open 10/,
+      "a warn line when the bound was reached",
     );
     t.notMatch(bounded.logs(), /failed|uncaught|unhandled/, "nothing else logged");
     hog.destroy();
@@ -242,6 +252,10 @@ t.test(
       if (seen.at(-1) !== 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     t.equal(seen.at(-1), 0, `none open once the hogs left (${seen.join(", ")})`);
+    const after = session(bounded.grpcPort);
+    await new Promise((resolve) => after.once("remoteSettings", resolve));
+    t.equal(after.remoteSettings.maxConcurrentStreams, 1000, "a new connection gets the full cap again");
+    after.close();
   },
 );
 

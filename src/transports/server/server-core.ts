@@ -87,6 +87,7 @@ export class ServerCore {
       session.on("error", () => session.destroy());
       if (age !== undefined) limitSessionAge(session, age);
       limitSessionIdle(session, limits.maxIdleMs);
+      limits.openStreams?.track(session, limits.maxConcurrentStreams);
     });
     const { openStreams } = limits;
     if ("stream" in handler) {
