@@ -4,7 +4,7 @@
 // that other clients keep being served.
 import { request as http1Request } from "node:http";
 import { connect as connectHttp2, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import t from "tap";
 import { startDaemon } from "../helpers/daemon-process.js";
 
@@ -182,8 +182,9 @@ t.test("140,000 descriptors over Connect binary on HTTP/1.1: refused at once, ot
   }
   t.ok(latencies.length > 0, `${latencies.length} calls served meanwhile`);
   const worst = Math.max(...latencies);
-  // Before the early limits each such request held the event loop 0.4–0.75 s (issue 29).
-  t.ok(worst < 100, `other client's slowest call ${worst.toFixed(1)} ms`);
+  // Before the early limits each such request held the event loop 0.2–0.75 s (issue 29); now the slowest
+  // call meanwhile takes 20–35 ms on the 2-core development machine. The margin is for busy test runs.
+  t.ok(worst < 150, `other client's slowest call ${worst.toFixed(1)} ms`);
 });
 
 t.test("every other shape of the bomb gets the fast path's INVALID_ARGUMENT", async (t) => {
@@ -218,6 +219,26 @@ t.test("every other shape of the bomb gets the fast path's INVALID_ARGUMENT", as
     [json.status, JSON.parse(json.body.toString())],
     [400, { code: "invalid_argument", message: TOO_MANY }],
     "Connect JSON, 100,000 descriptors (3.8 MB)",
+  );
+  const brotli = await post1(
+    RLS,
+    { "content-type": "application/proto", "content-encoding": "br" },
+    brotliCompressSync(BOMB),
+  );
+  t.strictSame(
+    [brotli.status, JSON.parse(brotli.body.toString())],
+    [400, { code: "invalid_argument", message: TOO_MANY }],
+    "brotli-compressed Connect binary",
+  );
+  const grpcWebJson = await post1(
+    RLS,
+    { "content-type": "application/grpc-web+json" },
+    envelope(jsonRequest(100_000)),
+  );
+  t.strictSame(
+    [grpcWebJson.status, ...grpcWebStatus(grpcWebJson.body)],
+    [200, "3", TOO_MANY],
+    "gRPC-Web with JSON messages",
   );
   const longValue = await post2(
     RLS,
