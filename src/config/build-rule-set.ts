@@ -3,6 +3,7 @@ import { unitName } from "../engine/units.js";
 import { compileWildcard } from "../engine/wildcard.js";
 import { ConfigError } from "../errors.js";
 import { compileDescriptorLimit } from "./compile-limit.js";
+import { reservationText } from "./dump-rule-set.js";
 import type { DescriptorDocument, RuleDocument } from "./rule-document.js";
 
 export interface BuildRuleSetOptions {
@@ -98,6 +99,7 @@ function* compileSteps(
       document.name,
       options,
       progress,
+      [],
     );
   }
   return { domains };
@@ -110,6 +112,8 @@ function* addDescriptors(
   source: string,
   options: BuildRuleSetOptions,
   progress: Progress,
+  /** The keys of the descriptors above this level (a reservation's request_id_key may be none of them). */
+  parentKeys: readonly string[],
 ): Generator<void, void, void> {
   for (const descriptor of descriptors) {
     progress.descriptors++;
@@ -122,7 +126,8 @@ function* addDescriptors(
     if (level.exact.has(composite)) {
       throw new ConfigError(source, `duplicate descriptor composite key '${fullKey}'`);
     }
-    const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor);
+    const pathKeys = [...parentKeys, descriptor.key];
+    const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor, pathKeys);
     if (descriptor.shareThreshold && !composite.includes("*")) {
       throw new ConfigError(
         source,
@@ -133,7 +138,15 @@ function* addDescriptors(
     let children: RuleLevel | undefined;
     if (descriptor.descriptors.length > 0) {
       const childLevel: MutableLevel = { exact: new Map(), wildcards: [] };
-      yield* addDescriptors(childLevel, `${fullKey}.`, descriptor.descriptors, source, options, progress);
+      yield* addDescriptors(
+        childLevel,
+        `${fullKey}.`,
+        descriptor.descriptors,
+        source,
+        options,
+        progress,
+        pathKeys,
+      );
       children = childLevel;
     }
     const node: RuleNode = {
@@ -157,7 +170,8 @@ function limitDebugText(limit: RateLimitRule): string {
   const extensions =
     limit.algorithm === undefined
       ? ""
-      : `, algorithm=${limit.algorithm}, burst=${limit.burst}, unit_multiplier=${limit.unitMultiplier}`;
+      : `, algorithm=${limit.algorithm}, burst=${limit.burst}, unit_multiplier=${limit.unitMultiplier}` +
+        (limit.reservation === undefined ? "" : `, reservation=${reservationText(limit.reservation)}`);
   const text =
     ` ratelimit={requests_per_unit=${limit.requestsPerUnit}, unit=${unitName(limit.unit)}, ` +
     `unlimited=${limit.unlimited}, shadow_mode=${limit.shadowMode}, quota_mode=${limit.quotaMode}${extensions}}`;

@@ -14,6 +14,7 @@ export function usesExtensions(rule: RateLimitRule): boolean {
     rule.algorithm !== undefined ||
     rule.unitMultiplier !== undefined ||
     rule.burst !== undefined ||
+    rule.reservation !== undefined ||
     (rule.stacked !== undefined && rule.stacked.length > 0)
   );
 }

@@ -57,12 +57,27 @@ export interface RateLimitRule {
   readonly burst?: number;
   /** 0-based place in the descriptor's `rate_limits` list (absent = 0, the first or only limit). */
   readonly limitIndex?: number;
+  /** `rate_limit.reservation` (docs/reservations.md): checks hold an estimate until charged. */
+  readonly reservation?: Reservation;
   /**
    * The further limits of a `rate_limits` list (limitIndex 1, 2, …), checked together with this one, which
    * is the list's first; each has its own name, replaces, algorithm and window, and shares the
    * descriptor's key, stats, shadow/quota flags and metadata. Absent or empty for a single limit.
    */
   readonly stacked?: readonly RateLimitRule[];
+}
+
+/**
+ * A limit's `reservation`: a check (hits 0) that fits holds `estimate` units for `ttlSeconds`, and a charge
+ * (hits N > 0) counts N and settles one hold (docs/reservations.md).
+ */
+export interface Reservation {
+  /** Units held per admitted check (integer ≥ 1, at most the limit). */
+  readonly estimate: number;
+  /** How long an unsettled hold lives, in whole seconds (1 … 86400). */
+  readonly ttlSeconds: number;
+  /** The descriptor entry whose value names the request, taken out before matching; absent: none. */
+  readonly requestIdKey?: string;
 }
 
 /** A `*` pattern over `key_value`, split once at load. */

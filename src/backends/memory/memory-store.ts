@@ -89,6 +89,7 @@ export class MemoryStore implements CounterStore {
   readonly name = "memory";
   readonly capabilities = {
     readsWithoutCounting: true,
+    reservations: false,
     // Every algorithm: it runs every kind of operation (the switches below).
     algorithms: LIMIT_ALGORITHMS,
     remote: false,
