@@ -71,6 +71,10 @@ export async function buildRuleSetInSlices(
 /** Counts compiled descriptors; the compile steps pause after every slice. */
 interface Progress {
   descriptors: number;
+  /** The domain of the document being compiled. */
+  domain: string;
+  /** Per domain, the reservations' request_id_keys seen so far. */
+  readonly requestIdKeys: Map<string, Set<string>>;
 }
 
 function* compileSteps(
@@ -78,7 +82,7 @@ function* compileSteps(
   options: BuildRuleSetOptions,
 ): Generator<void, RuleSet, void> {
   const domains = new Map<string, MutableLevel>();
-  const progress: Progress = { descriptors: 0 };
+  const progress: Progress = { descriptors: 0, domain: "", requestIdKeys: new Map() };
   for (const document of documents) {
     if (document.domain === "") throw new ConfigError(document.name, "config file cannot have empty domain");
     let level = domains.get(document.domain);
@@ -92,6 +96,7 @@ function* compileSteps(
       level = { exact: new Map(), wildcards: [] };
       domains.set(document.domain, level);
     }
+    progress.domain = document.domain;
     yield* addDescriptors(
       level,
       `${document.domain}.`,
@@ -102,7 +107,7 @@ function* compileSteps(
       [],
     );
   }
-  return { domains };
+  return progress.requestIdKeys.size === 0 ? { domains } : { domains, requestIdKeys: progress.requestIdKeys };
 }
 
 function* addDescriptors(
@@ -128,6 +133,7 @@ function* addDescriptors(
     }
     const pathKeys = [...parentKeys, descriptor.key];
     const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor, pathKeys);
+    if (limit !== undefined) noteRequestIdKeys(progress, limit);
     if (descriptor.shareThreshold && !composite.includes("*")) {
       throw new ConfigError(
         source,
@@ -163,6 +169,21 @@ function* addDescriptors(
     };
     level.exact.set(composite, node);
     if (node.wildcard) level.wildcards.push(node);
+  }
+}
+
+/** Records the request_id_keys of `limit`'s reservations under its domain. */
+function noteRequestIdKeys(progress: Progress, limit: RateLimitRule): void {
+  const domain = progress.domain;
+  for (const each of [limit, ...(limit.stacked ?? [])]) {
+    const key = each.reservation?.requestIdKey;
+    if (key === undefined) continue;
+    let keys = progress.requestIdKeys.get(domain);
+    if (keys === undefined) {
+      keys = new Set();
+      progress.requestIdKeys.set(domain, keys);
+    }
+    keys.add(key);
   }
 }
 

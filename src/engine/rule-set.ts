@@ -1,4 +1,4 @@
-import type { LimitAlgorithm } from "./algorithms/algorithm-limit.js";
+import type { LimitAlgorithm, Reservation } from "./algorithms/algorithm-limit.js";
 import type { JsonObject } from "./json-value.js";
 import type { UnitValue } from "./units.js";
 
@@ -67,18 +67,7 @@ export interface RateLimitRule {
   readonly stacked?: readonly RateLimitRule[];
 }
 
-/**
- * A limit's `reservation`: a check (hits 0) that fits holds `estimate` units for `ttlSeconds`, and a charge
- * (hits N > 0) counts N and settles one hold (docs/reservations.md).
- */
-export interface Reservation {
-  /** Units held per admitted check (integer ≥ 1, at most the limit). */
-  readonly estimate: number;
-  /** How long an unsettled hold lives, in whole seconds (1 … 86400). */
-  readonly ttlSeconds: number;
-  /** The descriptor entry whose value names the request, taken out before matching; absent: none. */
-  readonly requestIdKey?: string;
-}
+export type { Reservation };
 
 /** A `*` pattern over `key_value`, split once at load. */
 export interface WildcardPattern {
@@ -118,6 +107,11 @@ export interface RuleSet {
   readonly domains: ReadonlyMap<string, RuleLevel>;
   /** Where the set came from, for `POST /explain`; set by the rule sources. */
   readonly origin?: RuleSetOrigin;
+  /**
+   * Per domain, the `request_id_key`s of its reservations: descriptor entries with these keys name the
+   * request and are taken out before matching (src/engine/request-ids.ts). Absent when no rule has one.
+   */
+  readonly requestIdKeys?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /**

@@ -2,11 +2,18 @@ import {
   type BucketOperation,
   type CounterOperation,
   type FixedOperation,
+  type ReserveOperation,
   type SlidingOperation,
   unknownOperation,
 } from "../../engine/algorithms/counter-operation.js";
 import { gcraStep } from "../../engine/algorithms/gcra-step.js";
 import { LIMIT_ALGORITHMS } from "../../engine/algorithms/registry.js";
+import {
+  emptyHoldBook,
+  type HoldBook,
+  reservationRead,
+  reservationStep,
+} from "../../engine/algorithms/reservation-step.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -57,6 +64,8 @@ interface Entry {
   value: number;
   /** Token bucket only: the TAT's fraction of a microsecond, in [0, 1). */
   fractionUs: number;
+  /** A reservation's record (its count and holds); absent for the other kinds. */
+  book?: HoldBook | undefined;
   expiresAtMs: number;
   /** When the entry last moved to the recent end of the map. */
   touchedAtMs: number;
@@ -89,7 +98,7 @@ export class MemoryStore implements CounterStore {
   readonly name = "memory";
   readonly capabilities = {
     readsWithoutCounting: true,
-    reservations: false,
+    reservations: true,
     // Every algorithm: it runs every kind of operation (the switches below).
     algorithms: LIMIT_ALGORITHMS,
     remote: false,
@@ -219,6 +228,9 @@ export class MemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens(operation, now));
         return;
+      case "reserve":
+        values.push(...this.#reserve(operation, now));
+        return;
       default:
         unknownOperation(operation);
     }
@@ -237,6 +249,12 @@ export class MemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
         return;
+      case "reserve": {
+        const entry = this.#counters.get(operation.key);
+        const live = entry !== undefined && entry.expiresAtMs > now ? entry.book : undefined;
+        values.push(...reservationRead(live, operation, Math.floor(now)));
+        return;
+      }
       default:
         unknownOperation(operation);
     }
@@ -268,6 +286,19 @@ export class MemoryStore implements CounterStore {
     return [step.allowed ? 1 : 0, step.debtUs];
   }
 
+  /**
+   * One reservation step on this process's clock (src/engine/algorithms/reservation-step.ts): the record
+   * lives until its window ends or its last hold expires, whichever is later, plus the jitter.
+   */
+  #reserve(operation: ReserveOperation, now: number): number[] {
+    const entry = this.#liveEntry(operation.key, now);
+    entry.book ??= emptyHoldBook();
+    const result = reservationStep(entry.book, operation, Math.floor(now));
+    entry.value = result.values[1];
+    entry.expiresAtMs = result.expiresAtMs + operation.jitterSeconds * 1000;
+    return result.values;
+  }
+
   /** The live value of `key`, 0 when absent or expired. */
   #valueOf(key: string, now: number): number {
     const entry = this.#counters.get(key);
@@ -281,6 +312,7 @@ export class MemoryStore implements CounterStore {
     if (entry.expiresAtMs <= now) {
       entry.value = 0;
       entry.fractionUs = 0;
+      entry.book = undefined;
       this.#touch(key, entry, now);
     } else if (now - entry.touchedAtMs >= TOUCH_GRANULARITY_MS) this.#touch(key, entry, now);
     return entry;

@@ -61,6 +61,9 @@ export function operationCommandsOf(operation: CounterOperation, reading: boolea
           };
     case "bucket":
       return { commands: [], replyOf: [], bucket: operation };
+    case "reserve":
+      // The Redis store says it keeps no holds (capabilities.reservations), so none is ever sent here.
+      throw new Error("redis does not run reservation steps");
     default:
       return unknownOperation(operation);
   }
@@ -90,6 +93,7 @@ export function commandCountOf(operation: CounterOperation): number {
     case "sliding":
       return 3;
     case "bucket":
+    case "reserve":
       return 1;
     default:
       return unknownOperation(operation);

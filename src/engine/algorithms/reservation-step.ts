@@ -1,0 +1,156 @@
+/**
+ * One reservation step (docs/reservations.md, spec §E7) on a limit's record, in plain arithmetic: what
+ * the memory store runs, the model the property tests hold the stores to, and what the Redis script of
+ * src/backends/redis/reservation-script.ts does on Redis's clock. No I/O, no clock of its own.
+ *
+ * The record: the count `used` (U) of the epoch-aligned window starting at `windowStartMs`, and the holds
+ * by id, each with its amount, expiry and placing order. Holds do not belong to a window: a window change
+ * resets U only.
+ */
+import type { ReserveOperation } from "./counter-operation.js";
+
+/** One live hold. */
+export interface Hold {
+  readonly amount: number;
+  expiresAtMs: number;
+  /** Placing order within the record: the smallest is the oldest. */
+  readonly order: number;
+}
+
+/** A limit's stored record. */
+export interface HoldBook {
+  windowStartMs: number;
+  used: number;
+  /** The last placing order handed out. */
+  order: number;
+  /** By hold id: `=` + the request id, or `#<order>` for a request without one (the two never collide). */
+  readonly holds: Map<string, Hold>;
+}
+
+/** A step's answer (`ReserveOperation`'s six values) and when the record may be forgotten. */
+export interface ReservationResult {
+  readonly values: [number, number, number, number, number, number];
+  /** The later of the window's end and the last hold's expiry, in ms. */
+  readonly expiresAtMs: number;
+}
+
+/** A fresh record for the window containing `nowMs`. */
+export function emptyHoldBook(): HoldBook {
+  return { windowStartMs: 0, used: 0, order: 0, holds: new Map() };
+}
+
+/**
+ * The step at `nowMs` (whole ms) on `book`, which it updates: expired holds go, a new window resets U,
+ * then a check holds (or refreshes the request's own hold, or refuses) and a charge counts and settles
+ * one hold — the request's own when it names one (none when that one is gone), else the oldest.
+ */
+export function reservationStep(
+  book: HoldBook,
+  operation: ReserveOperation,
+  nowMs: number,
+): ReservationResult {
+  const windowMs = operation.windowSeconds * 1000;
+  const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
+  alignWindow(book, windowStartMs);
+  let held = prune(book, nowMs);
+  const ownId = holdIdOf(operation.requestId);
+  let ok: boolean;
+  let changed = 0;
+  if (!operation.charge) {
+    const own = ownId === undefined ? undefined : book.holds.get(ownId);
+    if (own !== undefined) {
+      own.expiresAtMs = nowMs + operation.holdTtlMs;
+      ok = book.used + held <= operation.limit;
+    } else if (book.used + held + operation.estimate <= operation.limit) {
+      book.order += 1;
+      const id = ownId ?? `#${book.order}`;
+      book.holds.set(id, {
+        amount: operation.estimate,
+        expiresAtMs: nowMs + operation.holdTtlMs,
+        order: book.order,
+      });
+      held += operation.estimate;
+      changed = operation.estimate;
+      ok = true;
+    } else ok = false;
+  } else {
+    book.used += operation.hits;
+    const id = ownId ?? oldestHold(book);
+    const hold = id === undefined ? undefined : book.holds.get(id);
+    if (hold !== undefined) {
+      book.holds.delete(id!);
+      held -= hold.amount;
+      changed = hold.amount;
+    }
+    ok = book.used + held <= operation.limit;
+  }
+  return {
+    values: [ok ? 1 : 0, book.used, held, book.holds.size, windowStartMs + windowMs - nowMs, changed],
+    expiresAtMs: recordExpiry(book, windowStartMs + windowMs),
+  };
+}
+
+/** The step's values without writing: `[ownHoldLive, U, R, liveHolds, msToWindowEnd, 0]` (absent = empty). */
+export function reservationRead(
+  book: HoldBook | undefined,
+  operation: ReserveOperation,
+  nowMs: number,
+): number[] {
+  const windowMs = operation.windowSeconds * 1000;
+  const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
+  let used = 0;
+  let held = 0;
+  let live = 0;
+  let own = 0;
+  const ownId = holdIdOf(operation.requestId);
+  if (book !== undefined) {
+    if (book.windowStartMs === windowStartMs) used = book.used;
+    for (const [id, hold] of book.holds) {
+      if (hold.expiresAtMs <= nowMs) continue;
+      held += hold.amount;
+      live += 1;
+      if (id === ownId) own = 1;
+    }
+  }
+  return [own, used, held, live, windowStartMs + windowMs - nowMs, 0];
+}
+
+/** The hold id of a request id; undefined for none (""). */
+export function holdIdOf(requestId: string): string | undefined {
+  return requestId === "" ? undefined : `=${requestId}`;
+}
+
+function alignWindow(book: HoldBook, windowStartMs: number): void {
+  if (book.windowStartMs !== windowStartMs) {
+    book.windowStartMs = windowStartMs;
+    book.used = 0;
+  }
+}
+
+/** Drops expired holds; returns R, the sum of the live ones. */
+function prune(book: HoldBook, nowMs: number): number {
+  let held = 0;
+  for (const [id, hold] of book.holds) {
+    if (hold.expiresAtMs <= nowMs) book.holds.delete(id);
+    else held += hold.amount;
+  }
+  return held;
+}
+
+function oldestHold(book: HoldBook): string | undefined {
+  let oldest: string | undefined;
+  let order = Number.POSITIVE_INFINITY;
+  for (const [id, hold] of book.holds) {
+    if (hold.order < order) {
+      order = hold.order;
+      oldest = id;
+    }
+  }
+  return oldest;
+}
+
+function recordExpiry(book: HoldBook, windowEndMs: number): number {
+  let expiresAtMs = windowEndMs;
+  for (const hold of book.holds.values()) expiresAtMs = Math.max(expiresAtMs, hold.expiresAtMs);
+  return expiresAtMs;
+}

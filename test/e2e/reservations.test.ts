@@ -1,0 +1,174 @@
+// Reservations through the built daemon (docs/reservations.md, spec §E7) with Envoy-shaped requests: the
+// request-time check carries the descriptor's hits_addend {value: 0}, the stream-end charge {value: N}.
+// Memory backend here; the Redis topologies in test/e2e/reservations-redis.test.ts.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import t from "tap";
+import {
+  RateLimitRequestSchema,
+  RateLimitResponseSchema,
+} from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
+import { startDaemon } from "../helpers/daemon-process.js";
+import { grpcUnary } from "../helpers/grpc-unary-client.js";
+import { httpRequest } from "../helpers/http-request.js";
+import { requireBinaries, startMemcached } from "../helpers/memcached-process.js";
+import { pollUntil } from "../helpers/redis-process.js";
+import { sleep } from "../helpers/rules-dir.js";
+
+const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+const OK = 1;
+const OVER_LIMIT = 2;
+
+export const BUDGET_RULES = `domain: ai
+descriptors:
+  - key: user
+    rate_limit:
+      unit: hour
+      requests_per_unit: 10000
+      reservation: {estimate: 2000, ttl: 2s, request_id_key: x_request_id}
+  - key: team
+    rate_limit:
+      unit: hour
+      requests_per_unit: 10000
+      reservation: {estimate: 2000, ttl: 300s}
+  - key: plain
+    rate_limit: {unit: hour, requests_per_unit: 10}
+`;
+
+const statOf = (stats: string, name: string) =>
+  Number(new RegExp(`^${name.replaceAll(".", "\\.")}: (\\d+)$`, "m").exec(stats)?.[1]);
+
+/** A gRPC caller of `address`: one descriptor `key=value` (plus the request id entry when given), hits N. */
+export function budgetCaller(address: string) {
+  return async (key: string, value: string, hits: number, requestId?: string): Promise<[number, number]> => {
+    const entries = [{ key, value }];
+    if (requestId !== undefined) entries.push({ key: "x_request_id", value: requestId });
+    const response = await grpcUnary(address, RLS, RateLimitRequestSchema, RateLimitResponseSchema, {
+      domain: "ai",
+      descriptors: [{ entries, hitsAddend: BigInt(hits) }],
+    });
+    return [response.statuses[0]!.code, response.statuses[0]!.limitRemaining];
+  };
+}
+
+t.test("memory backend: the acceptance scenarios of §E7", async (t) => {
+  const daemon = await startDaemon({ RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUDGET_RULES } }) });
+  t.teardown(() => daemon.stop());
+  const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+
+  t.test("20 concurrent checks against 10,000 with estimate 2,000 admit exactly 5", async (t) => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => call("team", "c", 0)));
+    t.equal(answers.filter(([code]) => code === OK).length, 5);
+    t.equal(answers.filter(([code]) => code === OVER_LIMIT).length, 15);
+    t.same(
+      answers
+        .filter(([code]) => code === OK)
+        .map(([, remaining]) => remaining)
+        .sort((a, b) => a - b),
+      [0, 2000, 4000, 6000, 8000],
+    );
+  });
+
+  t.test("charges settle holds: by request id where given, else the oldest", async (t) => {
+    t.same(await call("team", "s", 0), [OK, 8000]);
+    t.same(await call("team", "s", 0), [OK, 6000]);
+    // No request id: the oldest hold goes; U 1200, R 2000.
+    t.same(await call("team", "s", 1200), [OK, 6800]);
+    t.same(await call("user", "s", 0, "a"), [OK, 8000]);
+    t.same(await call("user", "s", 0, "b"), [OK, 6000]);
+    t.same(await call("user", "s", 0, "a"), [OK, 6000], "a repeated check holds nothing more");
+    t.same(await call("user", "s", 2500, "b"), [OK, 5500], "b's own hold settled: U 2500, R 2000");
+    t.same(await call("user", "s", 100, "a"), [OK, 7400], "then a's: U 2600, R 0");
+  });
+
+  t.test("unsettled holds expire after ttl", async (t) => {
+    for (let i = 0; i < 5; i++) t.same(await call("user", "e", 0, `e${i}`), [OK, 8000 - 2000 * i]);
+    t.same(await call("user", "e", 0, "late"), [OVER_LIMIT, 0]);
+    await sleep(2_100);
+    t.same(await call("user", "e", 0, "late"), [OK, 8000], "the 2 s holds are gone");
+  });
+
+  t.test("an overshooting charge counts in full", async (t) => {
+    t.same(await call("user", "o", 0, "big"), [OK, 8000]);
+    t.same(await call("user", "o", 15000, "big"), [OVER_LIMIT, 0]);
+    t.same(await call("user", "o", 0, "next"), [OVER_LIMIT, 0]);
+    const stats = (await httpRequest(daemon.debugPort, "/stats")).body;
+    t.ok(statOf(stats, "ratelimit.service.rate_limit.ai.user.total_hits") >= 15000);
+  });
+
+  t.test("a rule without a reservation is unchanged: its key, its stats, its answers", async (t) => {
+    t.same(await call("plain", "p", 1, "id-9"), [OK, 9]);
+    const stats = (await httpRequest(daemon.debugPort, "/stats")).body;
+    t.equal(statOf(stats, "ratelimit.service.rate_limit.ai.plain.total_hits"), 1);
+    t.notMatch(stats, /x_request_id|id-9/, "the request id names no stat");
+  });
+
+  t.test("/rlconfig shows the reservation", async (t) => {
+    const dump = (await httpRequest(daemon.debugPort, "/rlconfig")).body;
+    t.match(
+      dump,
+      "ai.user: unit=HOUR requests_per_unit=10000, shadow_mode: false, quota_mode: false, algorithm=fixed_window, unit_multiplier=1, reservation={estimate=2000, ttl=2s, request_id_key=x_request_id}\n",
+    );
+    t.match(dump, "ai.plain: unit=HOUR requests_per_unit=10, shadow_mode: false, quota_mode: false\n");
+  });
+});
+
+t.test(
+  "a rule file with a bad reservation is refused naming file and rule; the old rules stay",
+  async (t) => {
+    const root = t.testdir({ config: { "ai.yaml": BUDGET_RULES } });
+    const daemon = await startDaemon({ RUNTIME_ROOT: root });
+    t.teardown(() => daemon.stop());
+    writeFileSync(
+      join(root, "config", "ai.yaml"),
+      "domain: ai\ndescriptors:\n  - key: user\n    rate_limit: { unit: hour, requests_per_unit: 100, reservation: { estimate: 200, ttl: 5m } }\n",
+    );
+    await pollUntil(
+      "the refused reload",
+      async () => {
+        const body = (await httpRequest(daemon.debugPort, "/stats")).body;
+        return statOf(body, "ratelimit.service.config_load_error") === 1 ? body : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    t.match(
+      daemon.logs(),
+      "ai.yaml: rate_limit of 'ai.user': reservation estimate 200 is larger than the limit of 100: no check could ever be admitted",
+    );
+    const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+    t.same(await call("team", "x", 0), [OK, 8000], "the old rules answer");
+  },
+);
+
+if (requireBinaries(t, ["memcached"])) {
+  t.test("memcached refuses a rule set with a reservation whole, naming the rule", async (t) => {
+    const server = await startMemcached(t);
+    const root = t.testdir({
+      config: {
+        "a.yaml":
+          "domain: a\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n",
+      },
+    });
+    const daemon = await startDaemon({
+      BACKEND_TYPE: "memcache",
+      MEMCACHE_HOST_PORT: server.url,
+      RUNTIME_ROOT: root,
+    });
+    t.teardown(() => daemon.stop());
+    writeFileSync(join(root, "config", "b.yaml"), BUDGET_RULES);
+    await pollUntil(
+      "the refused reload",
+      async () => {
+        const body = (await httpRequest(daemon.debugPort, "/stats")).body;
+        return statOf(body, "ratelimit.service.config_load_error") === 1 ? body : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    t.match(
+      daemon.logs(),
+      "Error loading new configuration: ai.user: reservation is not supported by the memcache backend, which keeps no holds: use the redis or memory backend",
+    );
+    const envoy = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+    t.same(await envoy("plain", "v", 1), [OK, 0], "domain ai was not loaded: no limit applies");
+  });
+}
