@@ -13,6 +13,7 @@ import { grpcUnary } from "../helpers/grpc-unary-client.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { requireBinaries, startMemcached } from "../helpers/memcached-process.js";
 import { pollUntil } from "../helpers/redis-process.js";
+import { startRedis } from "../helpers/redis-servers.js";
 import { sleep } from "../helpers/rules-dir.js";
 
 const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
@@ -57,7 +58,7 @@ t.test("memory backend: the acceptance scenarios of §E7", async (t) => {
   const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
 
   t.test("20 concurrent checks against 10,000 with estimate 2,000 admit exactly 5", async (t) => {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => call("team", "c", 0)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call("team", "c", 0)));
     t.equal(answers.filter(([code]) => code === OK).length, 5);
     t.equal(answers.filter(([code]) => code === OVER_LIMIT).length, 15);
     t.same(
@@ -170,5 +171,39 @@ if (requireBinaries(t, ["memcached"])) {
     );
     const envoy = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
     t.same(await envoy("plain", "v", 1), [OK, 0], "domain ai was not loaded: no limit applies");
+  });
+}
+
+if (requireBinaries(t, ["redis-server"])) {
+  t.test("two daemons on one Redis share holds; a hold nobody settles expires in Redis", async (t) => {
+    const redis = await startRedis(t);
+    const env = { BACKEND_TYPE: "redis", REDIS_SOCKET_TYPE: "tcp", REDIS_URL: redis.url };
+    const first = await startDaemon({
+      ...env,
+      RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUDGET_RULES } }),
+    });
+    t.teardown(() => first.stop());
+    const second = await startDaemon({
+      ...env,
+      RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUDGET_RULES } }),
+    });
+    t.teardown(() => second.stop());
+    const one = budgetCaller(`127.0.0.1:${first.grpcPort}`);
+    const two = budgetCaller(`127.0.0.1:${second.grpcPort}`);
+    // 20 concurrent checks, half through each daemon: 5 admitted in all.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? one : two)("team", "shared", 0)),
+    );
+    t.equal(answers.filter(([code]) => code === OK).length, 5);
+    // A hold placed through one daemon is settled through the other, by request id.
+    t.same(await one("user", "r", 0, "req-1"), [OK, 8000]);
+    t.same(await two("user", "r", 0, "req-2"), [OK, 6000]);
+    t.same(await two("user", "r", 1000, "req-1"), [OK, 7000]);
+    t.equal(await redis.cli("HEXISTS", "ai_user_r_resv3600", "=req-1"), "0");
+    t.equal(await redis.cli("HEXISTS", "ai_user_r_resv3600", "=req-2"), "1");
+    // req-2 is never charged: its 2 s hold ends by itself, seen by both daemons.
+    await sleep(2_100);
+    t.same(await one("user", "r", 0, "req-3"), [OK, 7000]);
+    t.same(await two("user", "r", 0, "req-4"), [OK, 5000]);
   });
 }
