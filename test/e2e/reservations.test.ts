@@ -115,6 +115,118 @@ t.test("memory backend: the acceptance scenarios of §E7", async (t) => {
 });
 
 t.test(
+  "/explain shows U, R and the live holds, counts nothing; the headers give the reserved figure",
+  async (t) => {
+    const daemon = await startDaemon({
+      RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUDGET_RULES } }),
+      LIMIT_RESPONSE_HEADERS_ENABLED: "true",
+    });
+    t.teardown(() => daemon.stop());
+    const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+    t.same(await call("user", "h", 0, "a"), [OK, 8000]);
+    t.same(await call("user", "h", 700, "a"), [OK, 9300]);
+    t.same(await call("user", "h", 0, "b"), [OK, 7300]);
+    const explainBody = (hits: number, id: string) =>
+      JSON.stringify({
+        domain: "ai",
+        descriptors: [
+          {
+            entries: [
+              { key: "user", value: "h" },
+              { key: "x_request_id", value: id },
+            ],
+            hitsAddend: String(hits),
+          },
+        ],
+      });
+    for (let i = 0; i < 2; i++) {
+      const reply = await httpRequest(daemon.debugPort, "/explain", {
+        method: "POST",
+        body: explainBody(0, "c"),
+      });
+      t.equal(reply.status, 200);
+      const answer = JSON.parse(reply.body);
+      const described = answer.descriptors[0];
+      t.equal(described.rule, "ai.user", "matched without the request id entry");
+      t.same(described.limits[0].reservation, {
+        estimate: 2000,
+        ttlSeconds: 2,
+        requestIdKey: "x_request_id",
+        requestId: "c",
+        ownHold: false,
+        used: 700,
+        held: 2000,
+        liveHolds: 1,
+        role: "check",
+      });
+      t.same(described.status, {
+        code: "OK",
+        currentLimit: { requestsPerUnit: 10000, unit: "HOUR" },
+        limitRemaining: 5300,
+        durationUntilReset: described.status.durationUntilReset,
+      });
+    }
+    const charge = JSON.parse(
+      (await httpRequest(daemon.debugPort, "/explain", { method: "POST", body: explainBody(300, "b") })).body,
+    );
+    t.match(charge.descriptors[0].limits[0].reservation, {
+      role: "charge",
+      ownHold: true,
+      used: 700,
+      held: 2000,
+    });
+    t.equal(charge.descriptors[0].status.limitRemaining, 9000, "700 + 300 counted, b's hold settled");
+
+    // The legacy headers: RateLimit-Remaining is L − U − R.
+    const json = await httpRequest(daemon.httpPort, "/json", {
+      method: "POST",
+      body: JSON.stringify({
+        domain: "ai",
+        descriptors: [
+          {
+            entries: [
+              { key: "user", value: "h" },
+              { key: "x_request_id", value: "d" },
+            ],
+            hitsAddend: "0",
+          },
+        ],
+      }),
+    });
+    const added = JSON.parse(json.body).responseHeadersToAdd as { key: string; value: string }[];
+    t.same(
+      added.filter((header) => header.key !== "RateLimit-Reset"),
+      [
+        { key: "RateLimit-Limit", value: "10000" },
+        { key: "RateLimit-Remaining", value: "5300" },
+      ],
+    );
+  },
+);
+
+t.test("the IETF fields give the reserved figure too", async (t) => {
+  const daemon = await startDaemon({
+    RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUDGET_RULES } }),
+    LIMIT_RESPONSE_HEADERS_ENABLED: "true",
+    LIMIT_RESPONSE_HEADERS_FORMAT: "ietf",
+  });
+  t.teardown(() => daemon.stop());
+  const response = await grpcUnary(
+    `127.0.0.1:${daemon.grpcPort}`,
+    RLS,
+    RateLimitRequestSchema,
+    RateLimitResponseSchema,
+    {
+      domain: "ai",
+      descriptors: [{ entries: [{ key: "team", value: "i" }], hitsAddend: 0n }],
+    },
+  );
+  const headers = Object.fromEntries(response.responseHeadersToAdd.map((h) => [h.key, h.value]));
+  t.equal(headers["RateLimit-Policy"], '"ai.team";q=10000;w=3600');
+  t.match(headers.RateLimit, /^"ai\.team";r=8000;t=\d+$/);
+});
+
+t.test(
   "a rule file with a bad reservation is refused naming file and rule; the old rules stay",
   async (t) => {
     const root = t.testdir({ config: { "ai.yaml": BUDGET_RULES } });
