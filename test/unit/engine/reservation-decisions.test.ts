@@ -1,7 +1,15 @@
 import t from "tap";
 import { LocalOverLimitCache } from "../../../src/backends/local-over-limit-cache.js";
 import { CODE_OK, CODE_OVER_LIMIT, type Decision } from "../../../src/engine/decision-request.js";
-import { newService, request, ruleCounts, TestClock } from "./decision-fixture.js";
+import {
+  newEngine,
+  newRegistry,
+  newService,
+  request,
+  ruleCounts,
+  rulesFromYaml,
+  TestClock,
+} from "./decision-fixture.js";
 
 // Reservations in one process (docs/reservations.md, spec §E7): rules from YAML, the service, the memory
 // store, a test clock. Checks carry hits_addend 0, charges the cost; every figure is worked out by hand.
@@ -170,3 +178,29 @@ t.test("the request id entry never reaches matching, keys or stats", async (t) =
     "no stat names the request id",
   );
 });
+
+t.test(
+  "rules without a reservation plan exactly as before: the reference's operation, the request untouched",
+  async (t) => {
+    const registry = newRegistry();
+    const engine = newEngine(registry);
+    const withReservations = rulesFromYaml(registry, RULES);
+    const withoutReservations = rulesFromYaml(
+      registry,
+      "domain: ai\ndescriptors:\n  - key: plain\n    rate_limit: {unit: hour, requests_per_unit: 10}\n",
+    );
+    const plain = request("ai", [{ entries: [{ key: "plain", value: "alice" }] }]);
+    for (const rules of [withReservations, withoutReservations]) {
+      const plan = engine.plan(rules, plain, 1_800_000_001);
+      t.strictSame(plan.increments, [
+        { key: "ai_plain_alice_1800000000", hits: 1, ttlSeconds: 3600, perSecond: false },
+      ]);
+      t.equal(plan.request, plain, "the same request object: nothing taken out");
+    }
+    t.equal(
+      withoutReservations.requestIdKeys,
+      undefined,
+      "a rule set without reservations has no request id keys",
+    );
+  },
+);
