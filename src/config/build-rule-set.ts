@@ -75,6 +75,8 @@ interface Progress {
   domain: string;
   /** Per domain, the reservations' request_id_keys seen so far. */
   readonly requestIdKeys: Map<string, Set<string>>;
+  /** Per domain and request_id_key, the first rule that named it, and its document. */
+  readonly requestIdOwners: Map<string, { readonly fullKey: string; readonly source: string }>;
 }
 
 function* compileSteps(
@@ -82,7 +84,12 @@ function* compileSteps(
   options: BuildRuleSetOptions,
 ): Generator<void, RuleSet, void> {
   const domains = new Map<string, MutableLevel>();
-  const progress: Progress = { descriptors: 0, domain: "", requestIdKeys: new Map() };
+  const progress: Progress = {
+    descriptors: 0,
+    domain: "",
+    requestIdKeys: new Map(),
+    requestIdOwners: new Map(),
+  };
   for (const document of documents) {
     if (document.domain === "") throw new ConfigError(document.name, "config file cannot have empty domain");
     let level = domains.get(document.domain);
@@ -107,7 +114,36 @@ function* compileSteps(
       [],
     );
   }
-  return progress.requestIdKeys.size === 0 ? { domains } : { domains, requestIdKeys: progress.requestIdKeys };
+  if (progress.requestIdKeys.size === 0) return { domains };
+  for (const [domain, keys] of progress.requestIdKeys) {
+    refuseRequestIdKeyInRules(domain, domains.get(domain)!, keys, progress.requestIdOwners);
+  }
+  return { domains, requestIdKeys: progress.requestIdKeys };
+}
+
+/**
+ * Request-id entries are taken out of every descriptor of their domain before matching
+ * (src/engine/request-ids.ts), so a descriptor of the domain keyed like one could never match: refused,
+ * naming the reservation's rule and that descriptor.
+ */
+function refuseRequestIdKeyInRules(
+  domain: string,
+  level: RuleLevel,
+  keys: ReadonlySet<string>,
+  owners: ReadonlyMap<string, { readonly fullKey: string; readonly source: string }>,
+): void {
+  for (const node of level.exact.values()) {
+    if (keys.has(node.key)) {
+      const owner = owners.get(`${domain}\u0000${node.key}`)!;
+      throw new ConfigError(
+        owner.source,
+        `reservation of '${owner.fullKey}': request_id_key '${node.key}' is also the key of descriptor ` +
+          `'${node.fullKey}'; request-id entries are taken out of every descriptor of domain '${domain}' ` +
+          "before matching, so that descriptor could never match",
+      );
+    }
+    if (node.children !== undefined) refuseRequestIdKeyInRules(domain, node.children, keys, owners);
+  }
 }
 
 function* addDescriptors(
@@ -133,7 +169,7 @@ function* addDescriptors(
     }
     const pathKeys = [...parentKeys, descriptor.key];
     const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor, pathKeys);
-    if (limit !== undefined) noteRequestIdKeys(progress, limit);
+    if (limit !== undefined) noteRequestIdKeys(progress, limit, source);
     if (descriptor.shareThreshold && !composite.includes("*")) {
       throw new ConfigError(
         source,
@@ -173,7 +209,7 @@ function* addDescriptors(
 }
 
 /** Records the request_id_keys of `limit`'s reservations under its domain. */
-function noteRequestIdKeys(progress: Progress, limit: RateLimitRule): void {
+function noteRequestIdKeys(progress: Progress, limit: RateLimitRule, source: string): void {
   const domain = progress.domain;
   for (const each of [limit, ...(limit.stacked ?? [])]) {
     const key = each.reservation?.requestIdKey;
@@ -184,6 +220,9 @@ function noteRequestIdKeys(progress: Progress, limit: RateLimitRule): void {
       progress.requestIdKeys.set(domain, keys);
     }
     keys.add(key);
+    const owner = `${domain}\u0000${key}`;
+    if (!progress.requestIdOwners.has(owner))
+      progress.requestIdOwners.set(owner, { fullKey: each.fullKey, source });
   }
 }
 

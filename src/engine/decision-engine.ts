@@ -151,7 +151,9 @@ export class DecisionEngine {
     });
     if (current !== undefined && !over.includes(true)) return;
     increments.forEach((increment, i) => {
-      if (!over[i]) increments[i] = { ...increment, hits: 0 };
+      // A reservation's charge always counts: the tokens were spent, whatever the answer (docs/token-budgets.md).
+      if (!over[i] && !(increment.kind === "reserve" && increment.charge))
+        increments[i] = { ...increment, hits: 0 };
     });
   }
 }

@@ -149,6 +149,32 @@ t.test("the refusals name the file and the rule", async (t) => {
   );
 });
 
+t.test("a request_id_key that keys a descriptor elsewhere in the domain is refused", async (t) => {
+  expectError(
+    t,
+    "id-key-elsewhere.yaml",
+    "domain: ai\ndescriptors:\n  - key: user\n" +
+      "    rate_limit: { unit: hour, requests_per_unit: 100, reservation: { estimate: 10, ttl: 1m, request_id_key: session } }\n" +
+      "  - key: team\n    descriptors:\n      - key: session\n        rate_limit: { unit: hour, requests_per_unit: 5 }\n",
+    "reservation of 'ai.user': request_id_key 'session' is also the key of descriptor 'ai.team.session'; " +
+      "request-id entries are taken out of every descriptor of domain 'ai' before matching, so that descriptor could never match",
+  );
+  // Another domain may use the key.
+  const rules = compileRules([
+    parseRuleYaml(
+      "ai.yaml",
+      ruleFile(
+        "    rate_limit: { unit: hour, requests_per_unit: 100, reservation: { estimate: 10, ttl: 1m, request_id_key: session } }\n",
+      ),
+    ),
+    parseRuleYaml(
+      "web.yaml",
+      "domain: web\ndescriptors:\n  - key: session\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n",
+    ),
+  ]);
+  t.same([...rules.requestIdKeys!.keys()], ["ai"]);
+});
+
 t.test("misplaced reservation keys and a reservation that is no map are refused", async (t) => {
   expectError(
     t,

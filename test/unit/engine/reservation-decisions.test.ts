@@ -204,3 +204,36 @@ t.test(
     );
   },
 );
+
+t.test(
+  "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: a charge still counts when another descriptor is over",
+  async (t) => {
+    const clock = new TestClock(T0 + 1_000);
+    const { service, registry } = newService(RULES, clock, { stopIncrementWhenOverLimit: true });
+    const both = (hits: number, id: string) =>
+      service.shouldRateLimit(
+        request("ai", [
+          {
+            entries: [
+              { key: "user", value: "alice" },
+              { key: "x_request_id", value: id },
+            ],
+            hitsAddend: hits,
+          },
+          { entries: [{ key: "plain", value: "alice" }], hitsAddend: 11 },
+        ]),
+      ) as Promise<Decision>;
+    // `plain` (10 an hour) is over with 11 hits: the check's hold is placed all the same (a check adds no hits).
+    const check = await both(0, "a");
+    t.same(
+      check.statuses.map((status) => [status.code, status.limitRemaining]),
+      [
+        [CODE_OK, 8000],
+        [CODE_OVER_LIMIT, 0],
+      ],
+    );
+    const charge = await both(1200, "a");
+    t.same(charge.statuses[0]!.limitRemaining, 8800, "the 1200 tokens counted, a's hold settled");
+    t.equal(ruleCounts(registry, "ai.user").total_hits, 1200);
+  },
+);
