@@ -15,6 +15,7 @@ import { requireBinaries, startMemcached } from "../helpers/memcached-process.js
 import { pollUntil } from "../helpers/redis-process.js";
 import { startRedis } from "../helpers/redis-servers.js";
 import { sleep } from "../helpers/rules-dir.js";
+import { runCommand } from "../helpers/run-command.js";
 
 const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 const OK = 1;
@@ -319,3 +320,25 @@ if (requireBinaries(t, ["redis-server"])) {
     t.same(await two("user", "r", 0, "req-4"), [OK, 5000]);
   });
 }
+
+t.test(
+  "ratelimit-config-check accepts a reservation and refuses a bad one with the daemon's message",
+  async (t) => {
+    const dir = t.testdir({
+      good: { "ai.yaml": BUDGET_RULES },
+      bad: {
+        "ai.yaml":
+          "domain: ai\ndescriptors:\n  - key: user\n    rate_limit: { unit: hour, requests_per_unit: 10, reservation: { estimate: 5, ttl: 2d } }\n",
+      },
+    });
+    const good = await runCommand("ratelimit-config-check", ["-config_dir", join(dir, "good")]);
+    t.equal(good.code, 0);
+    t.match(good.stdout, "all rate limit configs ok\n");
+    const bad = await runCommand("ratelimit-config-check", ["-config_dir", join(dir, "bad")]);
+    t.equal(bad.code, 1);
+    t.match(
+      bad.stdout,
+      `error loading rate limit configs: ${join(dir, "bad", "ai.yaml")}: rate_limit of 'ai.user': reservation ttl '2d' is not a duration from 1s to 24h written as Ns, Nm or Nh\n`,
+    );
+  },
+);
