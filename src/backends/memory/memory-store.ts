@@ -54,6 +54,12 @@ export const DEFAULT_MEMORY_MAX_BYTES = 256 * 1024 * 1024;
  */
 export const MEMORY_ENTRY_OVERHEAD_BYTES = 248;
 
+/**
+ * Heap bytes one reservation hold takes beyond its id's characters: its Map slot, the hold object and its
+ * numbers, the id string's header (the same measure as {@link MEMORY_ENTRY_OVERHEAD_BYTES}, rounded up).
+ */
+export const MEMORY_HOLD_OVERHEAD_BYTES = 160;
+
 /** Touching a counter moves it to the recent end at most this often, so hot keys cost one lookup. */
 const TOUCH_GRANULARITY_MS = 1000;
 /** Shortest gap between two eviction warnings. */
@@ -69,8 +75,8 @@ interface Entry {
   expiresAtMs: number;
   /** When the entry last moved to the recent end of the map. */
   touchedAtMs: number;
-  /** What it counts against the budget. */
-  readonly bytes: number;
+  /** What it counts against the budget; a reservation's record adds its holds'. */
+  bytes: number;
 }
 
 /**
@@ -296,6 +302,13 @@ export class MemoryStore implements CounterStore {
     const result = reservationStep(entry.book, operation, Math.floor(now));
     entry.value = result.values[1];
     entry.expiresAtMs = result.expiresAtMs + operation.jitterSeconds * 1000;
+    // Holds count against MEMORY_MAX_BYTES like counters: a record grows and shrinks with them.
+    let holdBytes = 0;
+    for (const id of entry.book.holds.keys()) holdBytes += MEMORY_HOLD_OVERHEAD_BYTES + id.length;
+    const bytes = memoryEntryBytes(operation.key) + holdBytes;
+    this.#bytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    if (this.#bytes > this.#maxBytes) this.#makeRoom(0, now);
     return result.values;
   }
 
