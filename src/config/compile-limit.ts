@@ -159,10 +159,10 @@ function compileReservation(
   context: LimitContext,
 ): Reservation {
   const { source, where, pathKeys } = context;
-  if (algorithm !== "fixed_window") {
+  if (algorithm === "token_bucket") {
     throw new ConfigError(
       source,
-      `${where}: reservation works with algorithm fixed_window only, not ${algorithm}`,
+      `${where}: reservation works with algorithms fixed_window and sliding_window, not token_bucket`,
     );
   }
   const { estimate } = written;

@@ -5,8 +5,8 @@
  * every daemon on the same Redis shares one record's holds, and a hold nobody settles expires with the
  * record's own keys; test/integration/backends/reservation-script.test.ts holds the two to the same answers.
  *
- * - One key per limit, a hash: `w` the window start (ms), `u` the window's count U, `o` the last placing
- *   order, and one field per hold — `=<request id>` or `#<order>` — valued `<amount>:<expires ms>:<order>`.
+ * - One key per limit, a hash: `w` the window start (ms), `u` its count, `p` the previous window's, `o` the
+ *   last placing order, and one field per hold — `=<request id>` or `#<order>` — valued `<amount>:<expires ms>:<order>`.
  *   One key, so one slot: on a cluster the step runs whole on the node owning it.
  * - The key lives until its window ends or its last hold expires, whichever is later, plus the jitter.
  * - Numbers are written with `%d` (Lua 5.1 would write large ones in exponent form); Redis 4+ (HSET with
@@ -19,7 +19,8 @@ import { BackendError } from "../../errors.js";
 
 /**
  * KEYS[1] the record; ARGV: mode (`check`, `charge` or `read`), hits, limit, estimate, hold ttl (ms), window
- * (ms), the request's hold id (`=<id>`, or "" for none), jitter (ms). Replies `{ok, U, R, liveHolds,
+ * (ms), the request's hold id (`=<id>`, or "" for none), jitter (ms), sliding (`1`: U is the sliding-window
+ * estimate). Replies `{ok, U, R, liveHolds,
  * msToWindowEnd, heldOrReleased}`; a read replies `{ownHoldLive, U, R, liveHolds, msToWindowEnd, 0}` and
  * writes nothing.
  */
@@ -35,10 +36,12 @@ local holdTtl = tonumber(ARGV[5])
 local windowMs = tonumber(ARGV[6])
 local ownId = ARGV[7]
 local jitterMs = tonumber(ARGV[8])
+local sliding = ARGV[9] == '1'
 local windowStart = now - (now % windowMs)
 local windowEnd = windowStart + windowMs
 local record = redis.call('HGETALL', key)
 local used = 0
+local previous = 0
 local storedWindow = nil
 local order = 0
 local holds = {}
@@ -52,6 +55,8 @@ for i = 1, #record, 2 do
     storedWindow = tonumber(value)
   elseif field == 'u' then
     used = tonumber(value) or 0
+  elseif field == 'p' then
+    previous = tonumber(value) or 0
   elseif field == 'o' then
     order = tonumber(value) or 0
   else
@@ -68,11 +73,19 @@ for i = 1, #record, 2 do
     end
   end
 end
-if storedWindow ~= windowStart then used = 0 end
+if storedWindow ~= windowStart then
+  if storedWindow == windowStart - windowMs then previous = used else previous = 0 end
+  used = 0
+end
+local weight = 0
+if sliding then
+  local product = previous * (windowEnd - now)
+  weight = (product - (product % windowMs)) / windowMs
+end
 if mode == 'read' then
   local own = 0
   if ownId ~= '' and holds[ownId] then own = 1 end
-  return {own, used, held, live, windowEnd - now, 0}
+  return {own, weight + used, held, live, windowEnd - now, 0}
 end
 if #expired > 0 then redis.call('HDEL', key, unpack(expired)) end
 local ok = 0
@@ -83,8 +96,8 @@ if mode == 'check' then
   if own then
     own[2] = now + holdTtl
     redis.call('HSET', key, ownId, string.format('%d:%d:%d', own[1], own[2], own[3]))
-    if used + held <= limit then ok = 1 end
-  elseif used + held + estimate <= limit then
+    if weight + used + held <= limit then ok = 1 end
+  elseif weight + used + held + estimate <= limit then
     order = order + 1
     local id = ownId
     if id == '' then id = '#' .. string.format('%d', order) end
@@ -111,15 +124,16 @@ else
     holds[id] = nil
     redis.call('HDEL', key, id)
   end
-  if used + held <= limit then ok = 1 end
+  if weight + used + held <= limit then ok = 1 end
 end
-redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', string.format('%d', used))
+redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', string.format('%d', used), 'p', string.format('%d', previous))
 local expires = windowEnd
+if sliding then expires = windowEnd + windowMs end
 for _, hold in pairs(holds) do
   if hold[2] > expires then expires = hold[2] end
 end
 redis.call('PEXPIRE', key, expires - now + jitterMs)
-return {ok, used, held, live, windowEnd - now, changed}
+return {ok, weight + used, held, live, windowEnd - now, changed}
 `;
 
 /** SHA1 of {@link RESERVATION_SCRIPT} in hex, as `EVALSHA` and `SCRIPT LOAD` name it. */
@@ -140,6 +154,7 @@ export function reservationScriptArgs(
   windowMs: string,
   holdId: string,
   jitterMs: string,
+  sliding: string,
 ] {
   const mode = reading ? "read" : operation.charge ? "charge" : "check";
   return [
@@ -153,6 +168,7 @@ export function reservationScriptArgs(
     String(operation.windowSeconds * 1000),
     holdIdOf(operation.requestId) ?? "",
     String(operation.jitterSeconds * 1000),
+    operation.sliding ? "1" : "0",
   ];
 }
 

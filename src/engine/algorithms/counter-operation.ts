@@ -78,6 +78,11 @@ export interface ReserveOperation {
   readonly holdTtlMs: number;
   /** The window U counts in, in seconds (epoch-aligned). */
   readonly windowSeconds: number;
+  /**
+   * `sliding_window`: U is the sliding-window estimate, `floor(previous × (windowEnd − now) / window) +
+   * current`; else the current window's count.
+   */
+  readonly sliding: boolean;
   /** The request's id (`request_id_key`'s value); "" when it has none. */
   readonly requestId: string;
   /** Extra seconds the record lives beyond its window and holds (EXPIRATION_JITTER_MAX_SECONDS). */

@@ -3,9 +3,10 @@
  * the memory store runs, the model the property tests hold the stores to, and what the Redis script of
  * src/backends/redis/reservation-script.ts does on Redis's clock. No I/O, no clock of its own.
  *
- * The record: the count `used` (U) of the epoch-aligned window starting at `windowStartMs`, and the holds
- * by id, each with its amount, expiry and placing order. Holds do not belong to a window: a window change
- * resets U only.
+ * The record: the count `used` of the epoch-aligned window starting at `windowStartMs` and `previous`, the
+ * window's before it, and the holds by id, each with its amount, expiry and placing order. U is `used`, or
+ * for a sliding window `floor(previous × (windowEnd − now) / window) + used`. Holds do not belong to a window:
+ * a window change moves the counts only.
  */
 import type { ReserveOperation } from "./counter-operation.js";
 
@@ -21,6 +22,8 @@ export interface Hold {
 export interface HoldBook {
   windowStartMs: number;
   used: number;
+  /** The previous window's count (0 when that window had none or is not the one just before). */
+  previous: number;
   /** The last placing order handed out. */
   order: number;
   /** By hold id: `=` + the request id, or `#<order>` for a request without one (the two never collide). */
@@ -36,7 +39,7 @@ export interface ReservationResult {
 
 /** A fresh record for the window containing `nowMs`. */
 export function emptyHoldBook(): HoldBook {
-  return { windowStartMs: 0, used: 0, order: 0, holds: new Map() };
+  return { windowStartMs: 0, used: 0, previous: 0, order: 0, holds: new Map() };
 }
 
 /**
@@ -51,7 +54,9 @@ export function reservationStep(
 ): ReservationResult {
   const windowMs = operation.windowSeconds * 1000;
   const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
-  alignWindow(book, windowStartMs);
+  alignWindow(book, windowStartMs, windowMs);
+  const windowEndMs = windowStartMs + windowMs;
+  const weight = operation.sliding ? weightedCount(book.previous, windowEndMs - nowMs, windowMs) : 0;
   let held = prune(book, nowMs);
   const ownId = holdIdOf(operation.requestId);
   let ok: boolean;
@@ -60,8 +65,8 @@ export function reservationStep(
     const own = ownId === undefined ? undefined : book.holds.get(ownId);
     if (own !== undefined) {
       own.expiresAtMs = nowMs + operation.holdTtlMs;
-      ok = book.used + held <= operation.limit;
-    } else if (book.used + held + operation.estimate <= operation.limit) {
+      ok = weight + book.used + held <= operation.limit;
+    } else if (weight + book.used + held + operation.estimate <= operation.limit) {
       book.order += 1;
       const id = ownId ?? `#${book.order}`;
       book.holds.set(id, {
@@ -82,11 +87,13 @@ export function reservationStep(
       held -= hold.amount;
       changed = hold.amount;
     }
-    ok = book.used + held <= operation.limit;
+    ok = weight + book.used + held <= operation.limit;
   }
+  // A sliding window's counts weigh until the end of the next window.
+  const countsEndMs = operation.sliding ? windowEndMs + windowMs : windowEndMs;
   return {
-    values: [ok ? 1 : 0, book.used, held, book.holds.size, windowStartMs + windowMs - nowMs, changed],
-    expiresAtMs: recordExpiry(book, windowStartMs + windowMs),
+    values: [ok ? 1 : 0, weight + book.used, held, book.holds.size, windowEndMs - nowMs, changed],
+    expiresAtMs: recordExpiry(book, countsEndMs),
   };
 }
 
@@ -104,7 +111,12 @@ export function reservationRead(
   let own = 0;
   const ownId = holdIdOf(operation.requestId);
   if (book !== undefined) {
-    if (book.windowStartMs === windowStartMs) used = book.used;
+    let previous = 0;
+    if (book.windowStartMs === windowStartMs) {
+      used = book.used;
+      previous = book.previous;
+    } else if (book.windowStartMs === windowStartMs - windowMs) previous = book.used;
+    if (operation.sliding) used += weightedCount(previous, windowStartMs + windowMs - nowMs, windowMs);
     for (const [id, hold] of book.holds) {
       if (hold.expiresAtMs <= nowMs) continue;
       held += hold.amount;
@@ -120,11 +132,21 @@ export function holdIdOf(requestId: string): string | undefined {
   return requestId === "" ? undefined : `=${requestId}`;
 }
 
-function alignWindow(book: HoldBook, windowStartMs: number): void {
-  if (book.windowStartMs !== windowStartMs) {
-    book.windowStartMs = windowStartMs;
-    book.used = 0;
-  }
+/** Moves the counts to the window starting at `windowStartMs`: the one just before becomes `previous`. */
+function alignWindow(book: HoldBook, windowStartMs: number, windowMs: number): void {
+  if (book.windowStartMs === windowStartMs) return;
+  book.previous = book.windowStartMs === windowStartMs - windowMs ? book.used : 0;
+  book.windowStartMs = windowStartMs;
+  book.used = 0;
+}
+
+/**
+ * floor(count × remainingMs / windowMs) as the Redis script computes it (Lua 5.1's `%` is a − floor(a / b)
+ * × b): exact while the product stays below 2⁵³, and the same doubles in both beyond.
+ */
+export function weightedCount(count: number, remainingMs: number, windowMs: number): number {
+  const product = count * remainingMs;
+  return (product - (product - Math.floor(product / windowMs) * windowMs)) / windowMs;
 }
 
 /** Drops expired holds; returns R, the sum of the live ones. */

@@ -1,7 +1,8 @@
 /**
- * A limit with a `reservation` (docs/reservations.md, spec §E7): its fixed window's count U and its live
- * holds R decided together, from one atomic store step (reservation-step.ts). Not an algorithm name of
- * its own: a rule with a reservation keeps `fixed_window`, and is planned and decided by this module.
+ * A limit with a `reservation` (docs/token-budgets.md, spec §E7): its window's count U (a fixed window's, or
+ * a sliding window's estimate) and its live holds R decided together, from one atomic store step
+ * (reservation-step.ts). Not an algorithm of its own: a rule with a reservation keeps its `fixed_window` or
+ * `sliding_window`, and is planned and decided by this module.
  */
 import { UNIT_SECOND } from "../units.js";
 import type { Algorithm } from "./algorithm.js";
@@ -39,6 +40,7 @@ export function reservationOperation(
     estimate: reservation.estimate,
     holdTtlMs: reservation.ttlSeconds * 1000,
     windowSeconds: limit.windowSeconds,
+    sliding: limit.algorithm === "sliding_window",
     requestId,
     jitterSeconds,
     perSecond: limit.unit === UNIT_SECOND,
@@ -53,7 +55,7 @@ export function reservationOperation(
  * holds caused can end with any settlement.
  */
 export function reservationOutcome(
-  operation: Pick<ReserveOperation, "charge" | "hits" | "estimate" | "limit">,
+  operation: Pick<ReserveOperation, "charge" | "hits" | "estimate" | "limit" | "sliding">,
   values: ArrayLike<number>,
   offset: number,
 ): LimitOutcome {
@@ -93,7 +95,8 @@ export function reservationOutcome(
     after: Math.max(after, limit + 1),
     remaining: 0,
     resetSeconds,
-    overLimitCacheMs: used >= limit && !operation.charge ? Math.max(0, resetMs - 1) : 0,
+    // A sliding window's U decays as it slides: never certainly over until a window's end.
+    overLimitCacheMs: used >= limit && !operation.charge && !operation.sliding ? Math.max(0, resetMs - 1) : 0,
   };
 }
 
@@ -142,7 +145,13 @@ export const reservedWindow: Algorithm<ReserveOperation> = {
   plan: () => undefined,
   decide: (limit, hits, values, offset) =>
     reservationOutcome(
-      { charge: hits > 0, hits, estimate: limit.reservation?.estimate ?? 0, limit: limit.requestsPerUnit },
+      {
+        charge: hits > 0,
+        hits,
+        estimate: limit.reservation?.estimate ?? 0,
+        limit: limit.requestsPerUnit,
+        sliding: limit.algorithm === "sliding_window",
+      },
       values,
       offset,
     ),

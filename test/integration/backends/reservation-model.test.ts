@@ -28,13 +28,30 @@ interface ModelHold {
   expiresAtMs: number;
 }
 
-/** §E7 for one key, in plain arrays: the window's count U and the holds in the order they were placed. */
+/**
+ * §E7 for one key, in plain arrays: the counts per window, U (the window's count, or for a sliding window
+ * floor(previous × (window end − now) / window) + current) and the holds in the order they were placed.
+ */
 class ModelKey {
-  window = -1;
-  used = 0;
+  counts = new Map<number, number>();
   holds: ModelHold[] = [];
-  /** Σ max(0, N − released) over this window's charges. */
+  /** Σ max(0, N − released) over this window's charges (fixed), over every charge (sliding). */
   excess = 0;
+  window = -1;
+
+  constructor(readonly sliding: boolean) {}
+
+  /** U at `nowMs` in window `window`. */
+  used(window: number, nowMs: number, windowMs: number): number {
+    const current = this.counts.get(window) ?? 0;
+    if (!this.sliding) return current;
+    const previous = this.counts.get(window - 1) ?? 0;
+    return Math.floor((previous * ((window + 1) * windowMs - nowMs)) / windowMs) + current;
+  }
+
+  held(): number {
+    return this.holds.reduce((sum, hold) => sum + hold.amount, 0);
+  }
 
   step(
     hits: number,
@@ -44,34 +61,31 @@ class ModelKey {
     ttlMs: number,
   ): { ok: boolean; remaining: number } {
     const window = Math.floor(nowMs / windowMs);
-    if (window !== this.window) {
-      this.window = window;
-      this.used = 0;
-      this.excess = 0;
-    }
+    if (window !== this.window && !this.sliding) this.excess = 0;
+    this.window = window;
     this.holds = this.holds.filter((hold) => hold.expiresAtMs > nowMs);
-    const held = () => this.holds.reduce((sum, hold) => sum + hold.amount, 0);
     let ok: boolean;
     if (hits === 0) {
       const own = id === "" ? undefined : this.holds.find((hold) => hold.id === id);
       if (own !== undefined) {
         own.expiresAtMs = nowMs + ttlMs;
-        ok = this.used + held() <= LIMIT;
-      } else if (this.used + held() + ESTIMATE <= LIMIT) {
+        ok = this.used(window, nowMs, windowMs) + this.held() <= LIMIT;
+      } else if (this.used(window, nowMs, windowMs) + this.held() + ESTIMATE <= LIMIT) {
         this.holds.push({ id, amount: ESTIMATE, expiresAtMs: nowMs + ttlMs });
         ok = true;
       } else ok = false;
     } else {
-      this.used += hits;
+      this.counts.set(window, (this.counts.get(window) ?? 0) + hits);
       // The request's own hold when it names one, else the oldest.
       const index =
         id === "" ? (this.holds.length > 0 ? 0 : -1) : this.holds.findIndex((hold) => hold.id === id);
       const released = index < 0 ? 0 : this.holds[index]!.amount;
       if (index >= 0) this.holds.splice(index, 1);
       this.excess += Math.max(0, hits - released);
-      ok = this.used + held() <= LIMIT;
+      ok = this.used(window, nowMs, windowMs) + this.held() <= LIMIT;
     }
-    return { ok, remaining: ok ? LIMIT - this.used - held() : 0 };
+    const left = LIMIT - this.used(window, nowMs, windowMs) - this.held();
+    return { ok, remaining: ok ? left : 0 };
   }
 }
 
@@ -115,7 +129,7 @@ async function property(
     const nowMs = nowOf(values);
     let model = models.get(key);
     if (model === undefined) {
-      model = new ModelKey();
+      model = new ModelKey(limit.algorithm === "sliding_window");
       models.set(key, model);
     }
     const decided = model.step(hits, id, nowMs, limit.windowSeconds * 1000, ttlSeconds * 1000);
@@ -133,9 +147,16 @@ async function property(
   );
 }
 
-t.test("memory store: the model's decisions, seeds 1–5", async (t) => {
-  const limit = limitOf("fixed_window", LIMIT, "minute");
-  for (const seed of [1, 2, 3, 4, 5]) {
+t.test("memory store: the model's decisions, fixed and sliding windows, seeds 1–5", async (t) => {
+  for (const [seed, algorithm] of [
+    [1, "fixed_window"],
+    [2, "fixed_window"],
+    [3, "fixed_window"],
+    [4, "sliding_window"],
+    [5, "sliding_window"],
+    [6, "sliding_window"],
+  ] as const) {
+    const limit = limitOf(algorithm, LIMIT, "minute");
     let nowMs = NOW_MS + seed * 7_919;
     const store = new MemoryStore({ nowMs: () => nowMs });
     await property(
@@ -171,6 +192,31 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
           if (random() < 0.15) await sleep(between(random, 0, 400));
         },
         // Redis's now: the end of the hour it counted in, less the time it said was left.
+        (values) => {
+          const left = values[4]!;
+          const end = Math.round((Date.now() + left) / windowMs) * windowMs;
+          return end - left;
+        },
+      );
+    }
+  });
+
+  t.test("Redis: sliding windows of 2 s on Redis's clock, seeds 21–22", async (t) => {
+    const redis = await startRedis(t);
+    const { store } = await redisStoreFrom(t, { REDIS_URL: redis.url });
+    const limit = limitOf("sliding_window", LIMIT, "second", { unitMultiplier: 2 });
+    const windowMs = 2_000;
+    for (const seed of [21, 22]) {
+      await property(
+        t,
+        store,
+        limit,
+        1,
+        seed,
+        120,
+        async (random) => {
+          if (random() < 0.3) await sleep(between(random, 0, 300));
+        },
         (values) => {
           const left = values[4]!;
           const end = Math.round((Date.now() + left) / windowMs) * windowMs;

@@ -28,6 +28,7 @@ function step(
     estimate: 2_000,
     holdTtlMs: ttlMs,
     windowSeconds: perSecond ? 1 : 3600,
+    sliding: false,
     requestId,
     jitterSeconds: 0,
     perSecond,
@@ -84,7 +85,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     t.equal(await redis.cli("HGET", "single_resv3600", "o"), "5");
     t.same(
       (await redis.cli("HKEYS", "single_resv3600")).split("\n").sort(),
-      ["#3", "#4", "#5", "o", "u", "w"],
+      ["#3", "#4", "#5", "o", "p", "u", "w"],
       "c's refused check placed nothing, b's own hold and a's (the oldest) are settled",
     );
     t.match(await redis.cli("HGET", "single_resv3600", "#5"), /^2000:\d{13}:5$/);

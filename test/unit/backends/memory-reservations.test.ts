@@ -20,6 +20,7 @@ function step(hits: number, requestId: string, key = KEY): ReserveOperation {
     estimate: 1,
     holdTtlMs: 60_000,
     windowSeconds: 3600,
+    sliding: false,
     requestId,
     jitterSeconds: 0,
     perSecond: false,

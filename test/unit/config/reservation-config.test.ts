@@ -67,6 +67,20 @@ t.test("a reservation on rate_limit and on entries of rate_limits compiles and p
   t.same(hours.domains.get("ai")!.exact.get("user")!.limit!.reservation, { estimate: 5, ttlSeconds: 86400 });
 });
 
+t.test("a reservation on a sliding window compiles; the step counts U as the sliding estimate", async (t) => {
+  const rules = compileRules([
+    parseRuleYaml(
+      "sliding.yaml",
+      ruleFile(
+        "    rate_limit: { unit: minute, requests_per_unit: 100, algorithm: sliding_window, reservation: { estimate: 10, ttl: 1m } }\n",
+      ),
+    ),
+  ]);
+  const rule = rules.domains.get("ai")!.exact.get("user")!.limit!;
+  t.equal(rule.algorithm, "sliding_window");
+  t.same(rule.reservation, { estimate: 10, ttlSeconds: 60 });
+});
+
 t.test("a rule without a reservation keeps the reference's shape", async (t) => {
   const plain = compileRules([
     parseRuleYaml("plain.yaml", ruleFile("    rate_limit: { unit: hour, requests_per_unit: 10 }\n")),
@@ -136,7 +150,7 @@ t.test("the refusals name the file and the rule", async (t) => {
     t,
     "on-token-bucket.yaml",
     limit("{ estimate: 10, ttl: 1m }", ", algorithm: token_bucket"),
-    `${where}: reservation works with algorithm fixed_window only, not token_bucket`,
+    `${where}: reservation works with algorithms fixed_window and sliding_window, not token_bucket`,
   );
   expectError(
     t,

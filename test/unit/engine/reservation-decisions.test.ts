@@ -107,6 +107,7 @@ t.test("without a request id a charge settles the oldest hold", async (t) => {
       estimate: 2000,
       holdTtlMs: 60_000,
       windowSeconds: 3600,
+      sliding: false,
       requestId: "",
       jitterSeconds: 0,
       perSecond: false,
