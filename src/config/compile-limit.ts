@@ -151,7 +151,7 @@ const MAX_RESERVATION_TTL_SECONDS = 86_400;
 
 const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600 };
 
-/** A limit's `reservation`, validated (docs/reservations.md). */
+/** A limit's `reservation`, validated (docs/token-budgets.md). */
 function compileReservation(
   written: ReservationDocument,
   algorithm: LimitAlgorithm,

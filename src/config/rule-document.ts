@@ -46,7 +46,7 @@ export interface RateLimitDocument {
   readonly reservation?: ReservationDocument | undefined;
 }
 
-/** A limit's `reservation:` map before validation (docs/reservations.md). */
+/** A limit's `reservation:` map before validation (docs/token-budgets.md). */
 export interface ReservationDocument {
   /** `estimate` as written (any number); undefined when absent. */
   readonly estimate: number | undefined;

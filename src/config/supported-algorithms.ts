@@ -7,7 +7,7 @@ import { ConfigError } from "../errors.js";
  * Refuses a rule set that asks the counter store for what it cannot count (memcached counts fixed windows
  * only, and keeps no reservation holds): the first such rule, by its full key, with the algorithm or the
  * reservation and the backend. Thrown while the rules load, so the whole set is refused and the previous
- * rules stay (docs/algorithms.md, docs/reservations.md).
+ * rules stay (docs/algorithms.md, docs/token-budgets.md).
  */
 export function refuseUnsupportedAlgorithms(
   rules: RuleSet,

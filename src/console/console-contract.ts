@@ -82,7 +82,7 @@ export interface LimitJson {
   readonly algorithm: string;
   /** The token bucket's burst; null for the other algorithms. */
   readonly burst: number | null;
-  /** The limit's `reservation` (docs/reservations.md); null without one. */
+  /** The limit's `reservation` (docs/token-budgets.md); null without one. */
   readonly reservation: {
     readonly estimate: number;
     readonly ttlSeconds: number;

@@ -32,7 +32,7 @@ export interface StoreCapabilities {
    */
   readonly algorithms: readonly LimitAlgorithm[];
   /**
-   * Keeps reservation holds (`reserve` operations, docs/reservations.md). A rule set with a reservation is
+   * Keeps reservation holds (`reserve` operations, docs/token-budgets.md). A rule set with a reservation is
    * refused as a whole by a store that cannot; the memcached store cannot.
    */
   readonly reservations: boolean;

@@ -1,5 +1,5 @@
 /**
- * Reservations' request ids (docs/reservations.md): a descriptor entry whose key is a `request_id_key` of a
+ * Reservations' request ids (docs/token-budgets.md): a descriptor entry whose key is a `request_id_key` of a
  * reservation in the request's domain names the request. It is taken out of the descriptor before matching,
  * so it never reaches the rule tree, the counter key or stats names.
  */

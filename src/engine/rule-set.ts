@@ -57,7 +57,7 @@ export interface RateLimitRule {
   readonly burst?: number;
   /** 0-based place in the descriptor's `rate_limits` list (absent = 0, the first or only limit). */
   readonly limitIndex?: number;
-  /** `rate_limit.reservation` (docs/reservations.md): checks hold an estimate until charged. */
+  /** `rate_limit.reservation` (docs/token-budgets.md): checks hold an estimate until charged. */
   readonly reservation?: Reservation;
   /**
    * The further limits of a `rate_limits` list (limitIndex 1, 2, …), checked together with this one, which

@@ -1,6 +1,6 @@
-// Reservations through the built daemon (docs/reservations.md, spec §E7) with Envoy-shaped requests: the
+// Reservations through the built daemon (docs/token-budgets.md, spec §E7) with Envoy-shaped requests: the
 // request-time check carries the descriptor's hits_addend {value: 0}, the stream-end charge {value: N}.
-// Memory backend here; the Redis topologies in test/e2e/reservations-redis.test.ts.
+// Memory backend, and Redis shared by two daemons; the Redis topologies in test/integration/backends/reservation-script.test.ts.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";

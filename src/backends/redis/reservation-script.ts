@@ -1,5 +1,5 @@
 /**
- * A reservation step (docs/reservations.md) as a Redis script: run by `EVALSHA` with
+ * A reservation step (docs/token-budgets.md) as a Redis script: run by `EVALSHA` with
  * {@link RESERVATION_SCRIPT_SHA1}, by `EVAL` with {@link RESERVATION_SCRIPT} after a `NOSCRIPT` reply. It is
  * src/engine/algorithms/reservation-step.ts in Lua, on Redis's clock (`TIME`, in whole milliseconds), so
  * every daemon on the same Redis shares one record's holds, and a hold nobody settles expires with the

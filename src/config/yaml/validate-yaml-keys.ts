@@ -13,7 +13,7 @@ export const LIMIT_EXTENSION_KEYS: readonly string[] = [
   "reservation",
 ];
 
-/** Keys of ours inside a limit's `reservation` map (docs/reservations.md); their scalars skip the check too. */
+/** Keys of ours inside a limit's `reservation` map (docs/token-budgets.md); their scalars skip the check too. */
 export const RESERVATION_KEYS: readonly string[] = ["estimate", "ttl", "request_id_key"];
 
 /** Keys allowed anywhere in a rule file: one flat list for every nesting level, as the reference. */

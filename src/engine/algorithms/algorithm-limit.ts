@@ -28,7 +28,7 @@ export interface AlgorithmLimit {
 
 /**
  * A limit's `reservation`: a check (hits 0) that fits holds `estimate` units for `ttlSeconds`, and a charge
- * (hits N > 0) counts N and settles one hold (docs/reservations.md).
+ * (hits N > 0) counts N and settles one hold (docs/token-budgets.md).
  */
 export interface Reservation {
   /** Units held per admitted check (integer ≥ 1, at most the limit). */

@@ -57,7 +57,7 @@ export interface BucketOperation {
 }
 
 /**
- * A limit with a `reservation` (docs/reservations.md, src/engine/algorithms/reservation-step.ts): one
+ * A limit with a `reservation` (docs/token-budgets.md, src/engine/algorithms/reservation-step.ts): one
  * atomic step on one stored record — the window's count `U` and the live holds — on the store's clock
  * (Redis `TIME` inside a script; the process clock for memory). A check (`charge` false, hits 0) places a
  * hold of `estimate` when `U + R + estimate <= limit` (or refreshes the request's own); a charge counts

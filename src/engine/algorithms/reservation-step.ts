@@ -1,5 +1,5 @@
 /**
- * One reservation step (docs/reservations.md, spec §E7) on a limit's record, in plain arithmetic: what
+ * One reservation step (docs/token-budgets.md, spec §E7) on a limit's record, in plain arithmetic: what
  * the memory store runs, the model the property tests hold the stores to, and what the Redis script of
  * src/backends/redis/reservation-script.ts does on Redis's clock. No I/O, no clock of its own.
  *

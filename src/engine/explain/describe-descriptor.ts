@@ -19,7 +19,7 @@ export interface ExplainedLimit {
   /** Each counter the limit reads, with its current value (before this request). */
   readonly counters: readonly { readonly key: string; readonly value: number }[];
   readonly localCacheHit: boolean;
-  /** A limit with a `reservation` (docs/reservations.md): its settings and its record now. */
+  /** A limit with a `reservation` (docs/token-budgets.md): its settings and its record now. */
   readonly reservation?: ExplainedReservation;
 }
 

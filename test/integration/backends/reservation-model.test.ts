@@ -1,4 +1,4 @@
-// Property test of reservations (spec §E7, docs/reservations.md): seeded random sequences of checks
+// Property test of reservations (spec §E7, docs/token-budgets.md): seeded random sequences of checks
 // (hits 0) and charges (1–3000) with request ids from a small pool (or none), over two keys, with the
 // clock moving between steps, are planned with reservationOperation, answered by a real store and decided
 // with reservationOutcome, as the service does. Every decision (ok, remaining) must equal the one of the

@@ -1,4 +1,4 @@
-// `reservation` on a limit (docs/reservations.md, spec §E7): what the YAML and xDS accept, how /rlconfig
+// `reservation` on a limit (docs/token-budgets.md, spec §E7): what the YAML and xDS accept, how /rlconfig
 // prints it, and each refusal in full, file prefix included, naming the rule by its full key.
 import { create } from "@bufbuild/protobuf";
 import t, { type Test } from "tap";

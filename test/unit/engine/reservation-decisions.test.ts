@@ -11,7 +11,7 @@ import {
   TestClock,
 } from "./decision-fixture.js";
 
-// Reservations in one process (docs/reservations.md, spec §E7): rules from YAML, the service, the memory
+// Reservations in one process (docs/token-budgets.md, spec §E7): rules from YAML, the service, the memory
 // store, a test clock. Checks carry hits_addend 0, charges the cost; every figure is worked out by hand.
 
 /** Unix second 1 800 000 000: a whole hour since the epoch. */

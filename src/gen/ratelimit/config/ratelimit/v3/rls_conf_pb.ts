@@ -156,7 +156,7 @@ export type RateLimitPolicy = Message<"ratelimit.config.ratelimit.v3.RateLimitPo
   unitMultiplier: number;
 
   /**
-   * Checks (hits 0) hold an estimate until the request's cost is charged (docs/reservations.md).
+   * Checks (hits 0) hold an estimate until the request's cost is charged (docs/token-budgets.md).
    *
    * @generated from field: ratelimit.config.ratelimit.v3.RateLimitReservation reservation = 1003;
    */
