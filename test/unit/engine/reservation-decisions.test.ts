@@ -238,3 +238,18 @@ t.test(
     t.equal(ruleCounts(registry, "ai.user").total_hits, 1200);
   },
 );
+
+t.test("a descriptor of only a request id matches nothing and is answered OK with no limit", async (t) => {
+  const clock = new TestClock(T0 + 1_000);
+  const { service } = newService(RULES, clock);
+  const decision = (await service.shouldRateLimit(
+    request("ai", [{ entries: [{ key: "x_request_id", value: "r" }], hitsAddend: 0 }]),
+  )) as Decision;
+  t.equal(decision.overallCode, CODE_OK);
+  t.same(decision.statuses[0], {
+    code: CODE_OK,
+    currentLimit: undefined,
+    limitRemaining: 0,
+    durationUntilResetSeconds: 0,
+  });
+});
