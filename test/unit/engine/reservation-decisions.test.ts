@@ -253,3 +253,26 @@ t.test("a descriptor of only a request id matches nothing and is answered OK wit
     durationUntilResetSeconds: 0,
   });
 });
+
+t.test("a request-level override keeps the rule's reservation under its own limit", async (t) => {
+  const clock = new TestClock(T0 + 1_000);
+  const { service } = newService(RULES, clock);
+  const check = async (id: string) =>
+    figures(
+      (await service.shouldRateLimit(
+        request("ai", [
+          {
+            entries: [
+              { key: "user", value: "alice" },
+              { key: "x_request_id", value: id },
+            ],
+            hitsAddend: 0,
+            limit: { requestsPerUnit: 5000, unit: 3 },
+          },
+        ]),
+      )) as Decision,
+    );
+  t.same(await check("a"), [CODE_OK, 3000]);
+  t.same(await check("b"), [CODE_OK, 1000]);
+  t.same(await check("c"), [CODE_OVER_LIMIT, 0], "2000 + 2000 + 2000 > 5000");
+});
