@@ -1,6 +1,7 @@
 // Reservations through the built daemon (docs/token-budgets.md, spec §E7) with Envoy-shaped requests: the
 // request-time check carries the descriptor's hits_addend {value: 0}, the stream-end charge {value: N}.
 // Memory backend, and Redis shared by two daemons; the Redis topologies in test/integration/backends/reservation-script.test.ts.
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
@@ -8,7 +9,7 @@ import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
 } from "../../src/gen/envoy/service/ratelimit/v3/rls_pb.js";
-import { startDaemon } from "../helpers/daemon-process.js";
+import { distEntry, startDaemon } from "../helpers/daemon-process.js";
 import { grpcUnary } from "../helpers/grpc-unary-client.js";
 import { httpRequest } from "../helpers/http-request.js";
 import { requireBinaries, startMemcached } from "../helpers/memcached-process.js";
@@ -16,6 +17,7 @@ import { pollUntil } from "../helpers/redis-process.js";
 import { startRedis } from "../helpers/redis-servers.js";
 import { sleep } from "../helpers/rules-dir.js";
 import { runCommand } from "../helpers/run-command.js";
+import { eventually, rlconfig, xdsEnv } from "../helpers/xds-fixtures.js";
 
 const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 const OK = 1;
@@ -342,3 +344,31 @@ t.test(
     );
   },
 );
+
+t.test("over xDS: the reservation travels in field 1003 and holds as from a file", async (t) => {
+  const dir = t.testdir({ "ai.yaml": BUDGET_RULES });
+  const server = spawn(
+    process.execPath,
+    [distEntry("ratelimit-xds-server"), "-config_dir", dir, "-port", "0"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  t.teardown(() => server.kill("SIGKILL"));
+  let logs = "";
+  server.stderr.on("data", (chunk: Buffer) => {
+    logs += chunk;
+  });
+  await eventually("listening", () => /listening on 127\.0\.0\.1:\d+/.test(logs));
+  t.notMatch(logs, /dropped|cannot carry/i, "nothing of the rule file was left out");
+  const port = Number(/listening on 127\.0\.0\.1:(\d+)/.exec(logs)![1]);
+  const daemon = await startDaemon(xdsEnv(port));
+  t.teardown(() => daemon.stop());
+  t.match(
+    await rlconfig(daemon.debugPort),
+    "ai.user: unit=HOUR requests_per_unit=10000, shadow_mode: false, quota_mode: false, algorithm=fixed_window, unit_multiplier=1, reservation={estimate=2000, ttl=2s, request_id_key=x_request_id}\n",
+  );
+  const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call("user", "x", 0, `r${i}`)));
+  t.equal(answers.filter(([code]) => code === OK).length, 5);
+});
