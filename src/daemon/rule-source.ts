@@ -27,7 +27,7 @@ export function createRuleSource(
         statsFor: (key) => stats.pinnedRuleStats(key),
         debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
       }),
-      store.capabilities.algorithms,
+      store.capabilities,
       store.name,
     );
   return settings.configType === "GRPC_XDS_SOTW"

@@ -10,6 +10,7 @@ import type { ChainableCommander } from "ioredis";
 import {
   type BucketOperation,
   type CounterOperation,
+  type ReserveOperation,
   resultCountOf,
   type SlidingOperation,
 } from "../../engine/algorithms/counter-operation.js";
@@ -26,6 +27,12 @@ import {
 } from "./cluster-commands.js";
 import type { ClusterConnection } from "./cluster-connection.js";
 import { operationCommandsOf } from "./operation-shapes.js";
+import {
+  parseReservationReply,
+  RESERVATION_SCRIPT,
+  RESERVATION_SCRIPT_SHA1,
+  reservationScriptArgs,
+} from "./reservation-script.js";
 import {
   parseTokenBucketReply,
   TOKEN_BUCKET_SCRIPT,
@@ -61,10 +68,18 @@ export async function applyClusterOperations(
   const values: number[] = [];
   const parts: Part[] = [];
   const unknownScript: { operation: BucketOperation; index: number; at: number }[] = [];
+  const unknownReserves: { operation: ReserveOperation; index: number; at: number }[] = [];
   operations.forEach((operation, index) => {
     const at = values.length;
     for (let n = resultCountOf(operation); n > 0; n--) values.push(0);
-    const { commands, replyOf, bucket } = operationCommandsOf(operation, reading);
+    const { commands, replyOf, bucket, reserve } = operationCommandsOf(operation, reading);
+    if (reserve !== undefined) {
+      parts.push(
+        reservePart(reserve, index, reading, values, at, () =>
+          unknownReserves.push({ operation: reserve, index, at }),
+        ),
+      );
+    }
     commands.forEach((command, c) => {
       parts.push(commandPart(command, index, replyOf.indexOf(c), values, at));
     });
@@ -84,6 +99,17 @@ export async function applyClusterOperations(
         const args = tokenBucketScriptArgs(operation, reading ? 0 : operation.hits);
         const reply = await withTimeout(connection.eval(TOKEN_BUCKET_SCRIPT, ...args), options);
         setBucketValues(values, at, reply, reading);
+      } catch (error) {
+        failures.set(index, { node: primaryOf(connection, calculateSlot(operation.key)), error });
+      }
+    }),
+  );
+  await Promise.all(
+    unknownReserves.map(async ({ operation, index, at }) => {
+      try {
+        const args = reservationScriptArgs(operation, reading);
+        const reply = await withTimeout(connection.eval(RESERVATION_SCRIPT, ...args), options);
+        setReserveValues(values, at, reply);
       } catch (error) {
         failures.set(index, { node: primaryOf(connection, calculateSlot(operation.key)), error });
       }
@@ -174,6 +200,36 @@ function bucketPart(
       else setBucketValues(values, at, result?.[1], reading);
     },
   };
+}
+
+/** A reservation step: its script by EVALSHA on the node of its one key (reservation-script.ts). */
+function reservePart(
+  operation: ReserveOperation,
+  index: number,
+  reading: boolean,
+  values: number[],
+  at: number,
+  unknownScript: () => void,
+): Part {
+  return {
+    key: operation.key,
+    operation: index,
+    append: (pipeline) => {
+      pipeline.evalsha(RESERVATION_SCRIPT_SHA1, ...reservationScriptArgs(operation, reading));
+      return 1;
+    },
+    take: ([result]) => {
+      if (result?.[0]) unknownScript();
+      else setReserveValues(values, at, result?.[1]);
+    },
+  };
+}
+
+/** The step's six values at `values[at]`. */
+function setReserveValues(values: number[], at: number, reply: unknown): void {
+  parseReservationReply(reply).forEach((value, n) => {
+    values[at + n] = value;
+  });
 }
 
 /** `[allowed, debtUs]` at `values[at]`; a read answers `[1, debtUs]`. */

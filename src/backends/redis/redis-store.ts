@@ -31,6 +31,7 @@ export class RedisStore implements CounterStore {
   readonly name = "redis";
   readonly capabilities = {
     readsWithoutCounting: true,
+    reservations: true,
     // Every algorithm: it runs every kind of operation (operation-shapes.ts).
     algorithms: LIMIT_ALGORITHMS,
     remote: true,

@@ -17,7 +17,12 @@ const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms",
 /** A remote-like store whose calls wait until the test settles them, in order. */
 class HeldStore implements CounterStore {
   readonly name = "redis";
-  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const, remote: true };
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: ["fixed_window"] as const,
+    reservations: false,
+    remote: true,
+  };
   readonly calls: { resolve: (values: number[]) => void; reject: (error: unknown) => void }[] = [];
   readonly released: (readonly SlidingOperation[])[] = [];
   increment(): Promise<number[]> {
