@@ -58,7 +58,40 @@ for (const id of profile.samples) {
   self.set(key, (self.get(key) ?? 0) + interval);
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-console.log("self time  function");
+const idle = self.get("(idle) :0") ?? 0;
+const busy = total - idle;
+console.log(
+  `busy ${((100 * busy) / total).toFixed(1)} % of ${(total / 1e6).toFixed(1)} s; per request ${(busy / result.done).toFixed(1)} µs`,
+);
+console.log("self time (% of busy)  function");
 for (const [key, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
-  console.log(`${((100 * us) / total).toFixed(1).padStart(5)} %  ${key}`);
+  if (key === "(idle) :0") continue;
+  console.log(
+    `${((100 * us) / busy).toFixed(1).padStart(5)} %  ${(us / result.done).toFixed(2).padStart(6)} µs/req  ${key}`,
+  );
+}
+// Where the busy time went, by part of the program.
+const AREAS = [
+  ["redis backend", /dist\/src\/backends\/redis\//],
+  ["other backends", /dist\/src\/backends\//],
+  ["engine", /dist\/src\/engine\//],
+  ["service", /dist\/src\/service\//],
+  ["transports", /dist\/src\/transports\//],
+  ["rest of dist", /dist\//],
+  ["node:http2", /node:internal\/http2/],
+  ["node:net, streams", /node:(net|internal\/stream_base_commons|internal\/streams)/],
+  ["garbage collector", /^\(garbage collector\)/],
+  ["node: the rest", /node:|node_modules|^\(|:0$/],
+];
+const areas = new Map();
+for (const [key, us] of self) {
+  if (key === "(idle) :0") continue;
+  const [area] = AREAS.find(([, pattern]) => pattern.test(key)) ?? ["other"];
+  areas.set(area, (areas.get(area) ?? 0) + us);
+}
+console.log("\nby area (% of busy, µs per request)");
+for (const [area, us] of [...areas.entries()].sort((a, b) => b[1] - a[1])) {
+  console.log(
+    `${((100 * us) / busy).toFixed(1).padStart(5)} %  ${(us / result.done).toFixed(2).padStart(6)} µs/req  ${area}`,
+  );
 }
