@@ -4,7 +4,9 @@
 // Redis's own. No HTTP/2, no engine: only encoding, the socket and the replies, which is what the RESP client
 // changes. A fixed batch size keeps builds comparable: a closed loop would let each build's speed change its
 // own batch sizes. Needs a built dist/ and redis-server.
-// Usage: node micro/redis-client.mjs [--descriptors 5] [--batch 16] [--seconds 3] [--rounds 3]
+// With --spread, the requests of a batch are asked one per event-loop turn instead (each then leaves in a
+// write of its own, as it would without the RESP client's batching by turn), still all in flight together.
+// Usage: node micro/redis-client.mjs [--descriptors 5] [--batch 16] [--seconds 3] [--rounds 3] [--spread]
 //        [--compare DIST]   another build's dist/ folder, run alternately with this one (before/after)
 // The store runs pinned to CPU 1, Redis to CPU 0 (as in run.mjs); --json for machine output.
 import { spawn } from "node:child_process";
@@ -17,6 +19,7 @@ const argument = (name, fallback) => {
 };
 const DESCRIPTORS = Number(argument("descriptors", 5));
 const BATCH = Number(argument("batch", 16));
+const SPREAD = process.argv.includes("--spread");
 const SECONDS = Number(argument("seconds", 3));
 const ROUNDS = Number(argument("rounds", 3));
 const here = new URL("../../dist", import.meta.url).pathname;
@@ -49,7 +52,7 @@ async function parent() {
     return;
   }
   console.log(
-    `${DESCRIPTORS} descriptor(s), batches of ${BATCH} requests, median of ${ROUNDS} × ${SECONDS} s`,
+    `${DESCRIPTORS} descriptor(s), batches of ${BATCH} requests${SPREAD ? ", one request a turn" : ", one turn"}, median of ${ROUNDS} × ${SECONDS} s`,
   );
   for (const row of rows) {
     console.log(
@@ -61,7 +64,15 @@ async function parent() {
 function runChild(dist, port) {
   return new Promise((done, fail) => {
     const args = [new URL(import.meta.url).pathname, "--child", dist, "--port", String(port)];
-    args.push("--descriptors", String(DESCRIPTORS), "--batch", String(BATCH), "--seconds", String(SECONDS));
+    args.push(
+      "--descriptors",
+      String(DESCRIPTORS),
+      "--batch",
+      String(BATCH),
+      "--seconds",
+      String(SECONDS),
+      ...(SPREAD ? ["--spread"] : []),
+    );
     const process_ = spawn("taskset", ["-c", "1", process.execPath, ...args], {
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -111,7 +122,10 @@ async function child(dist, port) {
     const until = started + seconds * 1000;
     const batch = new Array(BATCH);
     while (performance.now() < until) {
-      for (let n = 0; n < BATCH; n++) batch[n] = store.increment(request());
+      for (let n = 0; n < BATCH; n++) {
+        if (SPREAD && n > 0) await new Promise(setImmediate);
+        batch[n] = store.increment(request());
+      }
       await Promise.all(batch);
       requests += BATCH;
     }

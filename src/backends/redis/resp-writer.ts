@@ -132,10 +132,15 @@ export class RespWriter {
   }
 }
 
-/** Decimal digits of a non-negative integer. */
+/** Decimal digits of a non-negative integer: comparisons for the usual sizes, division beyond. */
 function digitsOf(value: number): number {
-  let digits = 1;
-  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  if (value < 10) return 1;
+  if (value < 100) return 2;
+  if (value < 1000) return 3;
+  if (value < 10_000) return 4;
+  if (value < 100_000) return 5;
+  let digits = 6;
+  for (let rest = Math.floor(value / 1_000_000); rest >= 1; rest = Math.floor(rest / 10)) digits++;
   return digits;
 }
 
