@@ -1,5 +1,6 @@
 // Profiles ratelimitd under h2load with V8's --cpu-prof and prints the functions with the most self time.
 // Usage: node profile.mjs [memory|redis] [descriptors] [key prefix: k, or "over" for over-limit rules]   (needs a built dist/ and, for redis, redis-server)
+// PROFILE_DIST=<another build's dist/ folder, inside a checkout with node_modules> profiles that build instead.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,7 +33,13 @@ const env = {
 const daemon = spawnPinned(
   1,
   "node",
-  ["--cpu-prof", `--cpu-prof-dir=${dir}`, new URL("../dist/cmd/ratelimitd.js", import.meta.url).pathname],
+  [
+    "--cpu-prof",
+    `--cpu-prof-dir=${dir}`,
+    process.env.PROFILE_DIST
+      ? `${process.env.PROFILE_DIST}/cmd/ratelimitd.js`
+      : new URL("../dist/cmd/ratelimitd.js", import.meta.url).pathname,
+  ],
   env,
 );
 await waitForPort(19102);

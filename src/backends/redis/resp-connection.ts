@@ -88,6 +88,9 @@ class Waiter {
   }
 }
 
+/** The read buffer of a plain connection: replies to a turn's commands fit many times over. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
 /** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
 const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
 
@@ -119,6 +122,8 @@ export class RespConnection {
   #attempt = 0;
   #lastError: Error | undefined;
   #target: RespTarget | undefined;
+  /** Where a plain socket's bytes arrive (allocated at the first connect). */
+  #readBuffer: Buffer | undefined;
   /** Called once the socket is gone after close(). */
   #whenGone: (() => void)[] = [];
 
@@ -253,14 +258,8 @@ export class RespConnection {
     this.#target = target;
     this.#socket = socket;
     this.#reader.reset();
-    socket.on("data", (chunk: Buffer) => {
-      try {
-        this.#reader.feed(chunk);
-      } catch (error) {
-        if (!(error instanceof RespProtocolError)) throw error;
-        socket.destroy(new DetailedFailure(error.message, "protocol error", { cause: error }));
-      }
-    });
+    // A plain connection reads into #readBuffer (onread, see #dial); TLS sockets emit their chunks.
+    if (this.#options.tls) socket.on("data", (chunk: Buffer) => this.#received(socket, chunk));
     socket.on("error", (error: Error) => (this.#lastError = error));
     socket.on("close", () =>
       this.#lost(this.#lastError ?? new DetailedFailure("connection closed by Redis", "connection closed")),
@@ -277,12 +276,37 @@ export class RespConnection {
     this.#options.onStateChange?.(true, undefined);
   }
 
-  /** Opens the socket, bounded by the timeout. */
+  /** Parses what arrived; bytes that are not RESP end the connection. */
+  #received(socket: Socket, chunk: Buffer): void {
+    try {
+      this.#reader.feed(chunk);
+    } catch (error) {
+      if (!(error instanceof RespProtocolError)) throw error;
+      socket.destroy(new DetailedFailure(error.message, "protocol error", { cause: error }));
+    }
+  }
+
+  /**
+   * Opens the socket, bounded by the timeout. A plain socket reads straight into this connection's one
+   * buffer (net's `onread`): no Buffer and no stream event per chunk. The reader keeps nothing of it past
+   * the call (it copies an incomplete tail).
+   */
   #dial(target: RespTarget): Promise<Socket> {
     const { tls, timeoutMs } = this.#options;
     return new Promise((resolve, reject) => {
       const where = "path" in target ? { path: target.path } : { host: target.host, port: target.port };
-      const socket = tls ? tlsConnect({ ...where, ...tls }) : netConnect(where);
+      const socket: Socket = tls
+        ? tlsConnect({ ...where, ...tls })
+        : netConnect({
+            ...where,
+            onread: {
+              buffer: (this.#readBuffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES)),
+              callback: (bytes: number, buffer: Uint8Array) => {
+                this.#received(socket, (buffer as Buffer).subarray(0, bytes));
+                return true;
+              },
+            },
+          });
       const timer = setTimeout(() => {
         socket.destroy();
         const text = `connect to ${describeTarget(target)} timed out after ${timeoutMs} ms`;
