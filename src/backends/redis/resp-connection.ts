@@ -89,7 +89,7 @@ class Waiter {
 }
 
 /** The read buffer of a plain connection: replies to a turn's commands fit many times over. */
-const READ_BUFFER_BYTES = 64 * 1024;
+const READ_BUFFER_BYTES = 32 * 1024;
 
 /** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
 const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
@@ -122,8 +122,8 @@ export class RespConnection {
   #attempt = 0;
   #lastError: Error | undefined;
   #target: RespTarget | undefined;
-  /** Where a plain socket's bytes arrive (allocated at the first connect). */
-  #readBuffer: Buffer | undefined;
+  /** Where a plain socket's bytes arrive. */
+  readonly #readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   /** Called once the socket is gone after close(). */
   #whenGone: (() => void)[] = [];
 
@@ -300,7 +300,7 @@ export class RespConnection {
         : netConnect({
             ...where,
             onread: {
-              buffer: (this.#readBuffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES)),
+              buffer: this.#readBuffer,
               callback: (bytes: number, buffer: Uint8Array) => {
                 this.#received(socket, (buffer as Buffer).subarray(0, bytes));
                 return true;
