@@ -94,11 +94,11 @@ report). ${machine.date}, commit ${machine.commit}.
 Machine: ${machine.cpu}, ${machine.memoryGiB} GiB, Linux ${machine.kernel}, Node ${machine.node}, ${machine.h2load},
 ${machine.redis}.
 
-Method: every server runs at once, pinned to CPU ${pinned.server}; h2load (${load.threads} thread(s)) on CPU
-${pinned.load}; ${sharing}, CPU ${pinned.redis}. Each scenario is loaded for ${seconds} s with ${load.clients}
-connections × ${load.streams} concurrent streams, in ${rounds} round(s) alternating between scenarios; the table
-shows each scenario's median round, as decisions per server CPU-second (user + system from
-\`/proc/<pid>/stat\`), and in brackets the ratio to the ceiling with the same request.
+Method: every server runs at once, pinned to CPU ${pinned.server}; h2load (${load.threads} thread(s)) runs on CPU ${pinned.load};
+${sharing} (CPU ${pinned.redis}). Each scenario is loaded for ${seconds} s with ${load.clients} connections × ${load.streams}
+concurrent streams, in ${rounds} round(s) alternating between scenarios; the table shows each scenario's median
+round, as decisions per server CPU-second (user + system from \`/proc/<pid>/stat\`), and in brackets the ratio
+to the ceiling with the same request.
 
 ## Decisions per server CPU-second
 
