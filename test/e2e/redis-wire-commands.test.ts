@@ -123,11 +123,18 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   t.test("single Redis, pool of 2: concurrent requests keep each request's commands together", async (t) => {
     const server = await startRedis(t);
     const proxy = await startRecordingProxy(t, server);
-    for (const window of ["0", "100us", "2ms"]) {
+    // The window, and the limit that flushes a batch early (6 commands: a 5-descriptor request alone fills it).
+    for (const [window, limit] of [
+      ["0", "0"],
+      ["100us", "0"],
+      ["2ms", "0"],
+      ["2ms", "6"],
+    ]) {
       const { ask } = await daemonWith(t, {
         REDIS_URL: proxy.url,
         REDIS_POOL_SIZE: "2",
-        REDIS_PIPELINE_WINDOW: window,
+        REDIS_PIPELINE_WINDOW: window!,
+        REDIS_PIPELINE_LIMIT: limit!,
       });
       proxy.clear();
       const from = Date.now();
@@ -148,7 +155,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
           );
           if (match < 0) {
             t.fail(
-              `window ${window}: commands from ${at} are no request's: ${JSON.stringify(commands.slice(at))}`,
+              `window ${window}, limit ${limit}: commands from ${at} are no request's: ${JSON.stringify(commands.slice(at))}`,
             );
             break;
           }
@@ -156,7 +163,11 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
           at += requests[match]!.length;
         }
       }
-      t.strictSame(found.sort(), ["0", "1", "2", "3"], `window ${window}: every request's commands, once`);
+      t.strictSame(
+        found.sort(),
+        ["0", "1", "2", "3"],
+        `window ${window}, limit ${limit}: every request's commands, once`,
+      );
     }
   });
 
