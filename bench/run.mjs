@@ -43,8 +43,11 @@ const LOAD = {
 /** Latency runs keep fewer streams in flight: with 64, h2load's own queueing dominates the tail. */
 const LATENCY_LOAD = { ...LOAD, streams: 4 };
 const SERVER_CPU = CPUS.server;
-/** The roles of the headline table (`--table`). */
-const TABLE_ROLES = /^(ceiling|ceiling5|memory1|memory5|redis1|redis5|naive1|naive5|compare.*)$/;
+/** The roles of the headline table (`--table`), in the order they run. */
+const TABLE_ORDER = [
+  ...["ceiling", "ceiling5", "naive1", "naive5", "memory1", "compareMemory1", "memory5", "compareMemory5"],
+  ...["redis1", "compare1", "redis5", "compare5"],
+];
 /** Side load of the users scenario: each create hashes a password with scrypt (ln=15, ~0.1 CPU-s). */
 const USERS_PER_SECOND = 2;
 const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
@@ -53,7 +56,11 @@ const GRPC_HEADERS = { "content-type": "application/grpc", te: "trailers" };
 ensureTools();
 const redis = await startRedis(CPUS.redis);
 const servers = await startServers(redis.port);
-const scenarios = defineScenarios(servers).filter((s) => s && (!tableOnly || TABLE_ROLES.test(s.role)));
+const defined = defineScenarios(servers);
+// --table: each of the compared build's scenarios right after this build's same one, so both see the same machine.
+const scenarios = tableOnly
+  ? TABLE_ORDER.map((role) => defined.find((s) => s?.role === role)).filter(Boolean)
+  : defined.filter(Boolean);
 console.log(
   `servers on CPU ${CPUS.server}, h2load on ${CPUS.load} (${LOAD.threads} thread(s)), Redis on ${CPUS.redis}` +
     (compareRoot ? `; compared build: ${compareLabel()}` : ""),

@@ -8,7 +8,9 @@ import { cpus, release, totalmem } from "node:os";
 const here = new URL("..", import.meta.url).pathname;
 const firstLine = (command, args) => {
   try {
-    return execFileSync(command, args, { encoding: "utf8" }).trim().split("\n")[0];
+    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .trim()
+      .split("\n")[0];
   } catch {
     return "unknown";
   }
