@@ -1,5 +1,6 @@
 // Profiles ratelimitd under h2load with V8's --cpu-prof and prints the functions with the most self time.
 // Usage: node profile.mjs [memory|redis] [descriptors] [key prefix: k, or "over" for over-limit rules]   (needs a built dist/ and, for redis, redis-server)
+// PROFILE_DIST=<another build's dist/ folder, inside a checkout with node_modules> profiles that build instead.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,7 +33,13 @@ const env = {
 const daemon = spawnPinned(
   1,
   "node",
-  ["--cpu-prof", `--cpu-prof-dir=${dir}`, new URL("../dist/cmd/ratelimitd.js", import.meta.url).pathname],
+  [
+    "--cpu-prof",
+    `--cpu-prof-dir=${dir}`,
+    process.env.PROFILE_DIST
+      ? `${process.env.PROFILE_DIST}/cmd/ratelimitd.js`
+      : new URL("../dist/cmd/ratelimitd.js", import.meta.url).pathname,
+  ],
   env,
 );
 await waitForPort(19102);
@@ -58,7 +65,40 @@ for (const id of profile.samples) {
   self.set(key, (self.get(key) ?? 0) + interval);
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-console.log("self time  function");
+const idle = self.get("(idle) :0") ?? 0;
+const busy = total - idle;
+console.log(
+  `busy ${((100 * busy) / total).toFixed(1)} % of ${(total / 1e6).toFixed(1)} s; per request ${(busy / result.done).toFixed(1)} µs`,
+);
+console.log("self time (% of busy)  function");
 for (const [key, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
-  console.log(`${((100 * us) / total).toFixed(1).padStart(5)} %  ${key}`);
+  if (key === "(idle) :0") continue;
+  console.log(
+    `${((100 * us) / busy).toFixed(1).padStart(5)} %  ${(us / result.done).toFixed(2).padStart(6)} µs/req  ${key}`,
+  );
+}
+// Where the busy time went, by part of the program.
+const AREAS = [
+  ["redis backend", /dist\/src\/backends\/redis\//],
+  ["other backends", /dist\/src\/backends\//],
+  ["engine", /dist\/src\/engine\//],
+  ["service", /dist\/src\/service\//],
+  ["transports", /dist\/src\/transports\//],
+  ["rest of dist", /dist\//],
+  ["node:http2", /node:internal\/http2/],
+  ["node:net, streams", /node:(net|internal\/stream_base_commons|internal\/streams)/],
+  ["garbage collector", /^\(garbage collector\)/],
+  ["node: the rest", /node:|node_modules|^\(|:0$/],
+];
+const areas = new Map();
+for (const [key, us] of self) {
+  if (key === "(idle) :0") continue;
+  const [area] = AREAS.find(([, pattern]) => pattern.test(key)) ?? ["other"];
+  areas.set(area, (areas.get(area) ?? 0) + us);
+}
+console.log("\nby area (% of busy, µs per request)");
+for (const [area, us] of [...areas.entries()].sort((a, b) => b[1] - a[1])) {
+  console.log(
+    `${((100 * us) / busy).toFixed(1).padStart(5)} %  ${(us / result.done).toFixed(2).padStart(6)} µs/req  ${area}`,
+  );
 }

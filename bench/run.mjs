@@ -1,43 +1,70 @@
 // `npm run bench`: ratelimitd against its baselines, all on this machine in one run, alternating.
-// Servers are pinned to CPU 1 and the load generator (h2load) to CPU 0; throughput is normalised by the
-// server's CPU seconds read from /proc. Writes bench/RESULTS.md, bench/results.json and bench/results.svg.
-// Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test), --compare DIR (another
-// checkout, built, whose daemons run the memory and Redis scenarios beside this one: before/after numbers
-// from one run).
+// Servers, the load generator (h2load) and Redis are pinned to CPUs of their own where the machine has them
+// (taskset); throughput is normalised by the server's CPU seconds read from /proc. Writes bench/RESULTS.md,
+// bench/results.json and bench/results.svg.
+// Options: --rounds N (3), --seconds S (5), --quick (1 round of 2 s, for a smoke test);
+//   --compare DIR   another build, whose daemons run the memory and Redis scenarios beside this one
+//                   (before/after numbers from one run): a checkout with dist/ built, or a dist/ folder itself;
+//   --table         only the scenarios of the headline table (the ceiling, memory, Redis and the naive limiter,
+//                   1 and 5 descriptors, and the compared build's), written as that table to bench/RESULTS.md;
+//   --server-cpu C, --load-cpus LIST, --redis-cpu C   taskset CPU lists; by default, on 4 CPUs or more: servers
+//                   on 1, Redis on 2, h2load on 3 and up (at most 4 threads); on fewer: servers on 1, h2load and
+//                   Redis sharing 0.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
 import { grpcFrame, jsonBody, protoBody, rateLimitRequest } from "./lib/frames.mjs";
 import { h2load } from "./lib/h2load.mjs";
 import { cpuSeconds, spawnPinned, stop, waitForPort } from "./lib/proc.mjs";
 import { startRedis } from "./lib/redis.mjs";
 import { writeReport } from "./lib/report.mjs";
+import { writeTableReport } from "./lib/table-report.mjs";
 
-const argument = (name, fallback) => {
+const text = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+  return at > 0 ? process.argv[at + 1] : fallback;
 };
+const argument = (name, fallback) => Number(text(name, fallback));
 const quick = process.argv.includes("--quick");
-const compareAt = process.argv.indexOf("--compare");
-const compareRoot =
-  compareAt > 0 ? new URL(`${process.argv[compareAt + 1]}/`, `file://${process.cwd()}/`).pathname : undefined;
+const tableOnly = process.argv.includes("--table");
+const root = new URL("..", import.meta.url).pathname;
+const compareRoot = compareCheckout(text("compare"));
 const ROUNDS = quick ? 1 : argument("rounds", 3);
 const SECONDS = quick ? 2 : argument("seconds", 5);
-const LOAD = { clients: 4, streams: 16, warmupSeconds: 0, cpu: 0 };
+const CPUS = cpuPlan();
+const LOAD = {
+  clients: Math.max(4, CPUS.loadThreads),
+  streams: 16,
+  warmupSeconds: 0,
+  cpu: CPUS.load,
+  threads: CPUS.loadThreads,
+};
 /** Latency runs keep fewer streams in flight: with 64, h2load's own queueing dominates the tail. */
 const LATENCY_LOAD = { ...LOAD, streams: 4 };
-const SERVER_CPU = 1;
+const SERVER_CPU = CPUS.server;
+/** The roles of the headline table (`--table`), in the order they run. */
+const TABLE_ORDER = [
+  ...["ceiling", "ceiling5", "naive1", "naive5", "memory1", "compareMemory1", "memory5", "compareMemory5"],
+  ...["redis1", "compare1", "redis5", "compare5"],
+];
 /** Side load of the users scenario: each create hashes a password with scrypt (ln=15, ~0.1 CPU-s). */
 const USERS_PER_SECOND = 2;
 const RLS = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 const GRPC_HEADERS = { "content-type": "application/grpc", te: "trailers" };
-const root = new URL("..", import.meta.url).pathname;
 
 ensureTools();
-const redis = await startRedis(0);
+const redis = await startRedis(CPUS.redis);
 const servers = await startServers(redis.port);
-const scenarios = defineScenarios(servers);
+const defined = defineScenarios(servers);
+// --table: each of the compared build's scenarios right after this build's same one, so both see the same machine.
+const scenarios = tableOnly
+  ? TABLE_ORDER.map((role) => defined.find((s) => s?.role === role)).filter(Boolean)
+  : defined.filter(Boolean);
+console.log(
+  `servers on CPU ${CPUS.server}, h2load on ${CPUS.load} (${LOAD.threads} thread(s)), Redis on ${CPUS.redis}` +
+    (compareRoot ? `; compared build: ${compareLabel()}` : ""),
+);
 for (const scenario of scenarios) await preflight(scenario);
 
 const runs = new Map(scenarios.map((s) => [s.name, []]));
@@ -52,6 +79,21 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 const results = scenarios.map((scenario) => ({ ...scenario, ...median(runs.get(scenario.name)) }));
+if (tableOnly) {
+  for (const server of Object.values(servers)) await stop(server.child);
+  await redis.stop();
+  const table = writeTableReport({
+    results,
+    rounds: ROUNDS,
+    seconds: SECONDS,
+    load: LOAD,
+    cpus: CPUS,
+    compared: compareRoot ? compareLabel() : undefined,
+    commands: scenarios.map(commandOf),
+  });
+  console.log(`\n${table}\nwritten: bench/RESULTS.md, bench/results.json`);
+  process.exit(0);
+}
 for (const result of results.filter((r) => r.latencyRun)) {
   const peak = await measure(result, { ...LATENCY_LOAD, seconds: SECONDS });
   const rate = Math.max(1, Math.floor((0.7 * peak.rps) / LATENCY_LOAD.clients));
@@ -76,6 +118,7 @@ const table = writeReport({
   seconds: SECONDS,
   load: LOAD,
   latencyLoad: LATENCY_LOAD,
+  cpus: CPUS,
   commands: scenarios.map(commandOf),
 });
 console.log(`\n${table}\nwritten: bench/RESULTS.md, bench/results.json, bench/results.svg`);
@@ -138,10 +181,23 @@ async function startServers(redisPort) {
   };
   const servers = {
     canned: node(`${root}bench/servers/canned-http2.mjs`),
-    grpcJs: node(`${root}bench/servers/bare-grpc-js.mjs`),
     naive: node(`${root}bench/servers/naive-limiter.mjs`, [String(redisPort)]),
     memory: daemon({ BACKEND_TYPE: "memory" }),
     redis: daemon({ BACKEND_TYPE: "redis" }),
+  };
+  if (!tableOnly) Object.assign(servers, otherServers(node, daemon));
+  if (compareRoot) {
+    servers.compareMemory = daemon({ BACKEND_TYPE: "memory" }, compareRoot);
+    servers.compareRedis = daemon({ BACKEND_TYPE: "redis" }, compareRoot);
+  }
+  for (const server of Object.values(servers)) await waitForPort(server.port);
+  return servers;
+}
+
+/** The servers of the scenarios beyond the headline table. */
+function otherServers(node, daemon) {
+  return {
+    grpcJs: node(`${root}bench/servers/bare-grpc-js.mjs`),
     redisCached: daemon({ BACKEND_TYPE: "redis", LOCAL_CACHE_SIZE_IN_BYTES: "16777216" }),
     redisBatched: daemon({ BACKEND_TYPE: "redis", REDIS_PIPELINE_WINDOW: "100us", REDIS_POOL_SIZE: "2" }),
     // Sliding windows, token buckets and a stacked rule: bench/rules/extensions/.
@@ -152,23 +208,19 @@ async function startServers(redisPort) {
       DATABASE_URL: `sqlite:${mkdtempSync(join(tmpdir(), "bench-"))}/users.db`,
     }),
   };
-  if (compareRoot) {
-    servers.compareMemory = daemon({ BACKEND_TYPE: "memory" }, compareRoot);
-    servers.compareRedis = daemon({ BACKEND_TYPE: "redis" }, compareRoot);
-  }
-  for (const server of Object.values(servers)) await waitForPort(server.port);
-  return servers;
 }
 
 function defineScenarios(s) {
-  const grpc = (name, server, descriptors, extra = {}) => ({
-    name,
-    server,
-    url: `http://127.0.0.1:${server.port}${RLS}`,
-    body: grpcFrame(rateLimitRequest(descriptors, extra.key)),
-    headers: GRPC_HEADERS,
-    ...extra,
-  });
+  // A scenario whose server this run did not start (`--table`) is left out.
+  const grpc = (name, server, descriptors, extra = {}) =>
+    server && {
+      name,
+      server,
+      url: `http://127.0.0.1:${server.port}${RLS}`,
+      body: grpcFrame(rateLimitRequest(descriptors, extra.key)),
+      headers: GRPC_HEADERS,
+      ...extra,
+    };
   const compared = compareRoot
     ? [
         grpc(`compared build (${compareLabel()}) memory, 1 descriptor`, s.compareMemory, 1, {
@@ -190,6 +242,7 @@ function defineScenarios(s) {
   return [
     ...compared,
     grpc("ceiling: canned node:http2 gRPC", s.canned, 1, { role: "ceiling", latencyRun: true }),
+    grpc("ceiling: canned node:http2 gRPC, 5 descriptors", s.canned, 5, { role: "ceiling5" }),
     grpc("bare @grpc/grpc-js", s.grpcJs, 1, { role: "grpcJs", latencyRun: true }),
     grpc("naive limiter (grpc-js + ioredis), 1 descriptor", s.naive, 1, { role: "naive1", redis: true }),
     grpc("naive limiter (grpc-js + ioredis), 5 descriptors", s.naive, 5, { role: "naive5", redis: true }),
@@ -256,6 +309,7 @@ function defineScenarios(s) {
 /** The compared checkout as `<folder>@<commit>`. */
 function compareLabel() {
   const folder = compareRoot.replace(/\/$/, "").split("/").at(-1);
+  if (!existsSync(join(compareRoot, ".git"))) return folder;
   try {
     const commit = execFileSync("git", ["-C", compareRoot, "rev-parse", "--short", "HEAD"], {
       encoding: "utf8",
@@ -347,5 +401,45 @@ function commandOf(scenario) {
   const headers = Object.entries(scenario.headers)
     .map(([k, v]) => `-H '${k}: ${v}'`)
     .join(" ");
-  return `taskset -c 0 h2load -c ${LOAD.clients} -m ${scenario.h1 ? 1 : LOAD.streams} -t 1 -D ${SECONDS} ${scenario.h1 ? "--h1 " : ""}-d <body> ${headers} ${scenario.url}`;
+  return `taskset -c ${LOAD.cpu} h2load -c ${LOAD.clients} -m ${scenario.h1 ? 1 : LOAD.streams} -t ${LOAD.threads} -D ${SECONDS} ${scenario.h1 ? "--h1 " : ""}-d <body> ${headers} ${scenario.url}`;
+}
+
+/**
+ * The compared build's checkout root: DIR itself when it holds dist/, or, for a dist/ folder given alone, a
+ * copy of it under bench/.compare/ (inside this project, so that it finds this project's node_modules).
+ */
+function compareCheckout(dir) {
+  if (dir === undefined) return undefined;
+  const given = resolve(dir);
+  if (existsSync(join(given, "dist", "cmd", "ratelimitd.js"))) return `${given}/`;
+  if (!existsSync(join(given, "cmd", "ratelimitd.js"))) {
+    throw new Error(`--compare ${dir}: neither a checkout with dist/ built nor a dist/ folder`);
+  }
+  const name = basename(given) === "dist" ? basename(resolve(given, "..")) : basename(given);
+  const copy = join(root, "bench", ".compare", name);
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(given, join(copy, "dist"), { recursive: true });
+  return `${copy}/`;
+}
+
+/** Which CPUs the servers, h2load and Redis get (taskset lists); see the options at the top. */
+function cpuPlan() {
+  const count = availableParallelism();
+  const spare = count >= 4;
+  const lastLoad = Math.min(count - 1, 6);
+  const load = text("load-cpus", spare ? (lastLoad > 3 ? `3-${lastLoad}` : "3") : "0");
+  return {
+    server: text("server-cpu", "1"),
+    redis: text("redis-cpu", spare ? "2" : "0"),
+    load,
+    loadThreads: Math.min(4, cpuCount(load)),
+  };
+}
+
+/** How many CPUs a taskset list names: `3`, `3-6`, `0,2-3`. */
+function cpuCount(list) {
+  return list
+    .split(",")
+    .map((part) => part.split("-").map(Number))
+    .reduce((sum, [from, to = from]) => sum + (to - from + 1), 0);
 }

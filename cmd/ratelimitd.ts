@@ -8,6 +8,7 @@
 import { dropOutputOnceClosed } from "../src/cli/closed-output.js";
 import { parseDaemonArgs } from "../src/cli/daemon-args.js";
 import { daemonUsage } from "../src/cli/daemon-usage.js";
+import { unsupportedNodeWarning } from "../src/cli/supported-node.js";
 import { Daemon } from "../src/daemon/daemon.js";
 import { SettingsError } from "../src/errors.js";
 import { loadSettings } from "../src/settings/load-settings.js";
@@ -64,6 +65,9 @@ const report = (what: string, error: unknown) => {
 };
 process.on("uncaughtException", (error) => report("uncaught exception", error));
 process.on("unhandledRejection", (reason) => report("unhandled rejection", reason));
+
+const nodeWarning = unsupportedNodeWarning(process.versions.node);
+if (nodeWarning) daemon.logger.warn(nodeWarning);
 
 daemon.start().catch((error: unknown) => {
   daemon.logger.error(`failed to start: ${error instanceof Error ? error.message : String(error)}`);

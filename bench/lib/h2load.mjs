@@ -6,7 +6,7 @@ import { join } from "node:path";
 
 /**
  * One load run. `target` is { url, body, headers, h1 }; `load` is { seconds, warmupSeconds, clients,
- * streams, rps? (per client), cpu }. Resolves with { done, failed, rps, p50Ms, p99Ms, seconds }.
+ * streams, rps? (per client), cpu (a taskset list), threads? (1) }. Resolves with { done, failed, rps, p50Ms, p99Ms, seconds }.
  */
 export async function h2load(target, load) {
   const dir = mkdtempSync(join(tmpdir(), "h2load-"));
@@ -19,7 +19,7 @@ export async function h2load(target, load) {
     "-m",
     String(target.h1 ? 1 : load.streams),
     "-t",
-    "1",
+    String(load.threads ?? 1),
     "-D",
     `${load.seconds}`,
     "--warm-up-time",

@@ -13,7 +13,7 @@ const run = (command, args) => {
 };
 
 /** Builds every output from the run's results; returns the ratio table (Markdown) for the console. */
-export function writeReport({ results, micro, rounds, seconds, load, latencyLoad, commands }) {
+export function writeReport({ results, micro, rounds, seconds, load, latencyLoad, cpus: pinned, commands }) {
   const byRole = Object.fromEntries(results.map((r) => [r.role, r]));
   const ratio = (a, b) => (a && b ? a.perCpuSecond / b.perCpuSecond : Number.NaN);
   const naiveFor = (r) => (r.name.includes("5 descriptors") ? byRole.naive5 : byRole.naive1);
@@ -134,7 +134,8 @@ Latest \`npm run bench\` (overwritten by each run). ${machine.date}, commit ${ma
 Machine: ${machine.cpu}, ${machine.memoryGiB} GiB, Linux ${machine.kernel}, Node ${machine.node}, ${machine.h2load},
 ${machine.redis}.
 
-Method: every server runs at once, pinned to CPU 1; h2load runs pinned to CPU 0 (Redis too). Each scenario is
+Method: every server runs at once, pinned to CPU ${pinned.server}; h2load (${load.threads} thread(s)) runs pinned to CPU
+${pinned.load}, Redis to CPU ${pinned.redis}. Each scenario is
 loaded for ${seconds} s with ${load.clients} connections × ${load.streams} concurrent streams (HTTP/1.1: 1 per
 connection), in ${rounds} rounds alternating between scenarios; the table shows each scenario's median round.
 Throughput is normalised by the server's CPU seconds from \`/proc/<pid>/stat\` (user + system, all threads), so

@@ -8,10 +8,16 @@ import type {
 } from "../engine/counter-store.js";
 import { BackendUnavailableError, InvalidArgumentError } from "../errors.js";
 import type { Admission, CircuitBreaker } from "./circuit-breaker.js";
+import type { NodeBreakers } from "./node-breakers.js";
 
 /** What guards a remote store: its breaker (absent = none) and the bound on calls in flight. */
 export interface StoreGuardOptions {
   readonly breaker: CircuitBreaker | undefined;
+  /**
+   * A Redis Cluster's breakers, one per primary, which the store itself consults (docs/outages.md "Redis
+   * Cluster"); here only for {@link GuardedCounterStore.breakerState}. Given instead of `breaker`.
+   */
+  readonly nodeBreakers?: NodeBreakers | undefined;
   /** BACKEND_MAX_PENDING: calls waiting on the store at once; more are refused at once. */
   readonly maxPending: number;
   /** How long a probe's decision waits for the store before the failure mode answers it; 100 ms by default. */
@@ -28,6 +34,7 @@ export interface StoreGuardOptions {
 export class GuardedCounterStore implements CounterStore {
   readonly #store: CounterStore;
   readonly #breaker: CircuitBreaker | undefined;
+  readonly #nodeBreakers: NodeBreakers | undefined;
   readonly #maxPending: number;
   readonly #probeWaitMs: number;
   #pending = 0;
@@ -36,6 +43,7 @@ export class GuardedCounterStore implements CounterStore {
   constructor(store: CounterStore, options: StoreGuardOptions) {
     this.#store = store;
     this.#breaker = options.breaker;
+    this.#nodeBreakers = options.nodeBreakers;
     this.#maxPending = options.maxPending;
     this.#probeWaitMs = options.probeWaitMs ?? 100;
   }
@@ -48,9 +56,9 @@ export class GuardedCounterStore implements CounterStore {
     return this.#store.capabilities;
   }
 
-  /** The breaker's state; `off` when BACKEND_BREAKER_FAILURES=0. */
+  /** The breaker's state (a cluster's: its worst node's); `off` when BACKEND_BREAKER_FAILURES=0. */
   get breakerState(): "closed" | "open" | "probing" | "off" {
-    return this.#breaker?.state ?? "off";
+    return this.#breaker?.state ?? this.#nodeBreakers?.state ?? "off";
   }
 
   /** Calls waiting on the store now. */

@@ -1,4 +1,5 @@
 import type { Counter } from "../engine/rule-set.js";
+import type { NodeBreakers } from "./node-breakers.js";
 
 /** Tags of a stat, `code: "success"` as gostats writes them. */
 export type StoreStatTags = Readonly<Record<string, string>>;
@@ -36,4 +37,9 @@ export interface StoreContext {
   readonly stats: StoreStats;
   readonly logger: StoreLog;
   readonly throttledLog: StoreThrottledLog;
+  /**
+   * Circuit breakers per Redis Cluster primary, when the daemon guards the cluster node by node
+   * (docs/outages.md "Redis Cluster"); absent otherwise (one breaker for the whole store, or none).
+   */
+  readonly nodeBreakers?: NodeBreakers | undefined;
 }

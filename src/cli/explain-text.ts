@@ -70,6 +70,16 @@ interface ExplainedLimit extends Limit {
   readonly counters?: readonly { readonly key?: string; readonly value?: number | null }[];
   readonly localCacheHit?: boolean;
   readonly over?: boolean;
+  readonly reservation?: {
+    readonly estimate?: number;
+    readonly ttlSeconds?: number;
+    readonly requestId?: string | null;
+    readonly ownHold?: boolean;
+    readonly used?: number;
+    readonly held?: number;
+    readonly liveHolds?: number;
+    readonly role?: string;
+  };
 }
 
 /**
@@ -160,6 +170,17 @@ function limitNode(limit: ExplainedLimit): TreeNode {
   const children: TreeNode[] = (limit.counters ?? []).map((counter) => ({
     text: `counter ${counter.key ?? ""} = ${counter.value ?? "none"}`,
   }));
+  const reservation = limit.reservation;
+  if (reservation !== undefined) {
+    const id = reservation.requestId
+      ? `request ${reservation.requestId}${reservation.ownHold ? " (holding)" : ""}, `
+      : "";
+    children.push({
+      text:
+        `reservation: ${reservation.role ?? "?"}, ${id}estimate ${reservation.estimate ?? 0}, ttl ${reservation.ttlSeconds ?? 0}s; ` +
+        `U ${reservation.used ?? 0} + R ${reservation.held ?? 0} (${reservation.liveHolds ?? 0} live holds)`,
+    });
+  }
   if (limit.localCacheHit !== undefined)
     children.push({ text: `local cache: ${limit.localCacheHit ? "hit" : "miss"}` });
   return { text: `limit ${name}: ${details.join(", ")}${limit.over ? " — over" : ""}`, children };

@@ -3,6 +3,7 @@ import { unitName } from "../engine/units.js";
 import { compileWildcard } from "../engine/wildcard.js";
 import { ConfigError } from "../errors.js";
 import { compileDescriptorLimit } from "./compile-limit.js";
+import { reservationText } from "./dump-rule-set.js";
 import type { DescriptorDocument, RuleDocument } from "./rule-document.js";
 
 export interface BuildRuleSetOptions {
@@ -70,6 +71,12 @@ export async function buildRuleSetInSlices(
 /** Counts compiled descriptors; the compile steps pause after every slice. */
 interface Progress {
   descriptors: number;
+  /** The domain of the document being compiled. */
+  domain: string;
+  /** Per domain, the reservations' request_id_keys seen so far. */
+  readonly requestIdKeys: Map<string, Set<string>>;
+  /** Per domain and request_id_key, the first rule that named it, and its document. */
+  readonly requestIdOwners: Map<string, { readonly fullKey: string; readonly source: string }>;
 }
 
 function* compileSteps(
@@ -77,7 +84,12 @@ function* compileSteps(
   options: BuildRuleSetOptions,
 ): Generator<void, RuleSet, void> {
   const domains = new Map<string, MutableLevel>();
-  const progress: Progress = { descriptors: 0 };
+  const progress: Progress = {
+    descriptors: 0,
+    domain: "",
+    requestIdKeys: new Map(),
+    requestIdOwners: new Map(),
+  };
   for (const document of documents) {
     if (document.domain === "") throw new ConfigError(document.name, "config file cannot have empty domain");
     let level = domains.get(document.domain);
@@ -91,6 +103,7 @@ function* compileSteps(
       level = { exact: new Map(), wildcards: [] };
       domains.set(document.domain, level);
     }
+    progress.domain = document.domain;
     yield* addDescriptors(
       level,
       `${document.domain}.`,
@@ -98,9 +111,39 @@ function* compileSteps(
       document.name,
       options,
       progress,
+      [],
     );
   }
-  return { domains };
+  if (progress.requestIdKeys.size === 0) return { domains };
+  for (const [domain, keys] of progress.requestIdKeys) {
+    refuseRequestIdKeyInRules(domain, domains.get(domain)!, keys, progress.requestIdOwners);
+  }
+  return { domains, requestIdKeys: progress.requestIdKeys };
+}
+
+/**
+ * Request-id entries are taken out of every descriptor of their domain before matching
+ * (src/engine/request-ids.ts), so a descriptor of the domain keyed like one could never match: refused,
+ * naming the reservation's rule and that descriptor.
+ */
+function refuseRequestIdKeyInRules(
+  domain: string,
+  level: RuleLevel,
+  keys: ReadonlySet<string>,
+  owners: ReadonlyMap<string, { readonly fullKey: string; readonly source: string }>,
+): void {
+  for (const node of level.exact.values()) {
+    if (keys.has(node.key)) {
+      const owner = owners.get(`${domain}\u0000${node.key}`)!;
+      throw new ConfigError(
+        owner.source,
+        `reservation of '${owner.fullKey}': request_id_key '${node.key}' is also the key of descriptor ` +
+          `'${node.fullKey}'; request-id entries are taken out of every descriptor of domain '${domain}' ` +
+          "before matching, so that descriptor could never match",
+      );
+    }
+    if (node.children !== undefined) refuseRequestIdKeyInRules(domain, node.children, keys, owners);
+  }
 }
 
 function* addDescriptors(
@@ -110,6 +153,8 @@ function* addDescriptors(
   source: string,
   options: BuildRuleSetOptions,
   progress: Progress,
+  /** The keys of the descriptors above this level (a reservation's request_id_key may be none of them). */
+  parentKeys: readonly string[],
 ): Generator<void, void, void> {
   for (const descriptor of descriptors) {
     progress.descriptors++;
@@ -122,7 +167,9 @@ function* addDescriptors(
     if (level.exact.has(composite)) {
       throw new ConfigError(source, `duplicate descriptor composite key '${fullKey}'`);
     }
-    const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor);
+    const pathKeys = [...parentKeys, descriptor.key];
+    const limit = compileDescriptorLimit(descriptor, fullKey, source, options.statsFor, pathKeys);
+    if (limit !== undefined) noteRequestIdKeys(progress, limit, source);
     if (descriptor.shareThreshold && !composite.includes("*")) {
       throw new ConfigError(
         source,
@@ -133,7 +180,15 @@ function* addDescriptors(
     let children: RuleLevel | undefined;
     if (descriptor.descriptors.length > 0) {
       const childLevel: MutableLevel = { exact: new Map(), wildcards: [] };
-      yield* addDescriptors(childLevel, `${fullKey}.`, descriptor.descriptors, source, options, progress);
+      yield* addDescriptors(
+        childLevel,
+        `${fullKey}.`,
+        descriptor.descriptors,
+        source,
+        options,
+        progress,
+        pathKeys,
+      );
       children = childLevel;
     }
     const node: RuleNode = {
@@ -153,11 +208,30 @@ function* addDescriptors(
   }
 }
 
+/** Records the request_id_keys of `limit`'s reservations under its domain. */
+function noteRequestIdKeys(progress: Progress, limit: RateLimitRule, source: string): void {
+  const domain = progress.domain;
+  for (const each of [limit, ...(limit.stacked ?? [])]) {
+    const key = each.reservation?.requestIdKey;
+    if (key === undefined) continue;
+    let keys = progress.requestIdKeys.get(domain);
+    if (keys === undefined) {
+      keys = new Set();
+      progress.requestIdKeys.set(domain, keys);
+    }
+    keys.add(key);
+    const owner = `${domain}\u0000${key}`;
+    if (!progress.requestIdOwners.has(owner))
+      progress.requestIdOwners.set(owner, { fullKey: each.fullKey, source });
+  }
+}
+
 function limitDebugText(limit: RateLimitRule): string {
   const extensions =
     limit.algorithm === undefined
       ? ""
-      : `, algorithm=${limit.algorithm}, burst=${limit.burst}, unit_multiplier=${limit.unitMultiplier}`;
+      : `, algorithm=${limit.algorithm}, burst=${limit.burst}, unit_multiplier=${limit.unitMultiplier}` +
+        (limit.reservation === undefined ? "" : `, reservation=${reservationText(limit.reservation)}`);
   const text =
     ` ratelimit={requests_per_unit=${limit.requestsPerUnit}, unit=${unitName(limit.unit)}, ` +
     `unlimited=${limit.unlimited}, shadow_mode=${limit.shadowMode}, quota_mode=${limit.quotaMode}${extensions}}`;

@@ -1,9 +1,9 @@
 import type { LimitAlgorithm } from "../engine/algorithms/algorithm-limit.js";
 import { LIMIT_ALGORITHMS } from "../engine/algorithms/registry.js";
-import type { RateLimitRule, RuleStats } from "../engine/rule-set.js";
+import type { RateLimitRule, Reservation, RuleStats } from "../engine/rule-set.js";
 import { unitFromName, unitName, unitSeconds } from "../engine/units.js";
 import { ConfigError } from "../errors.js";
-import type { DescriptorDocument, RateLimitDocument } from "./rule-document.js";
+import type { DescriptorDocument, RateLimitDocument, ReservationDocument } from "./rule-document.js";
 
 /** Largest `burst` and `unit_multiplier`: both are uint32 in the xDS resource. */
 const UINT32_MAX = 4_294_967_295;
@@ -24,13 +24,15 @@ export function compileDescriptorLimit(
   fullKey: string,
   source: string,
   statsFor: (fullKey: string) => RuleStats,
+  /** The keys of the rule's descriptor path, its own last. */
+  pathKeys: readonly string[] = [],
 ): RateLimitRule | undefined {
   const list = descriptor.rateLimits;
   if (list === undefined) {
     const policy = descriptor.rateLimit;
     if (policy === undefined) return undefined;
     const where = `rate_limit of '${fullKey}'`;
-    return compileLimit(descriptor, policy, { fullKey, source, where, stats: statsFor(fullKey) });
+    return compileLimit(descriptor, policy, { fullKey, source, where, stats: statsFor(fullKey), pathKeys });
   }
   if (descriptor.rateLimit !== undefined) {
     throw new ConfigError(source, `descriptor '${fullKey}' has both rate_limit and rate_limits: use one`);
@@ -62,6 +64,7 @@ export function compileDescriptorLimit(
       where: `rate_limits[${index}] of '${fullKey}'`,
       stats,
       index,
+      pathKeys,
     }),
   );
   return stacked.length === 0 ? first : { ...first!, stacked };
@@ -75,6 +78,7 @@ interface LimitContext {
   readonly stats: RuleStats;
   /** Place in `rate_limits`; undefined for a single `rate_limit`. */
   readonly index?: number;
+  readonly pathKeys: readonly string[];
 }
 
 function compileLimit(
@@ -136,7 +140,68 @@ function compileLimit(
     );
   }
   if (algorithm === "token_bucket") checkBucket(policy.requestsPerUnit, burst, windowSeconds, source, where);
-  return { ...rule, algorithm, unitMultiplier, burst, limitIndex: index ?? 0 };
+  const compiled: RateLimitRule = { ...rule, algorithm, unitMultiplier, burst, limitIndex: index ?? 0 };
+  if (policy.reservation === undefined) return compiled;
+  const reservation = compileReservation(policy.reservation, algorithm, policy.requestsPerUnit, context);
+  return { ...compiled, reservation };
+}
+
+/** Longest reservation ttl: a day. */
+const MAX_RESERVATION_TTL_SECONDS = 86_400;
+
+const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600 };
+
+/** A limit's `reservation`, validated (docs/token-budgets.md). */
+function compileReservation(
+  written: ReservationDocument,
+  algorithm: LimitAlgorithm,
+  limit: number,
+  context: LimitContext,
+): Reservation {
+  const { source, where, pathKeys } = context;
+  if (algorithm === "token_bucket") {
+    throw new ConfigError(
+      source,
+      `${where}: reservation works with algorithms fixed_window and sliding_window, not token_bucket`,
+    );
+  }
+  const { estimate } = written;
+  if (estimate === undefined) throw new ConfigError(source, `${where}: reservation needs an estimate`);
+  if (!(Number.isInteger(estimate) && estimate >= 1 && estimate <= UINT32_MAX)) {
+    throw new ConfigError(
+      source,
+      `${where}: reservation estimate must be an integer from 1 to ${UINT32_MAX}, got ${estimate}`,
+    );
+  }
+  if (estimate > limit) {
+    throw new ConfigError(
+      source,
+      `${where}: reservation estimate ${estimate} is larger than the limit of ${limit}: no check could ever be admitted`,
+    );
+  }
+  const ttlSeconds = ttlSecondsOf(written.ttl);
+  if (ttlSeconds === undefined) {
+    throw new ConfigError(
+      source,
+      `${where}: reservation ttl '${written.ttl}' is not a duration from 1s to 24h written as Ns, Nm or Nh`,
+    );
+  }
+  const requestIdKey = written.requestIdKey;
+  if (requestIdKey !== "" && pathKeys.includes(requestIdKey)) {
+    throw new ConfigError(
+      source,
+      `${where}: reservation request_id_key '${requestIdKey}' is a key of the rule's own descriptors; it must name another entry`,
+    );
+  }
+  return requestIdKey === "" ? { estimate, ttlSeconds } : { estimate, ttlSeconds, requestIdKey };
+}
+
+/** `Ns`, `Nm` or `Nh` (N a whole number) in seconds, if from 1 s to 24 h; else undefined. */
+function ttlSecondsOf(text: string): number | undefined {
+  const match = /^([0-9]{1,6})([smh])$/.exec(text);
+  if (match === null) return undefined;
+  const seconds = Number(match[1]) * DURATION_UNIT_SECONDS[match[2]!]!;
+  return seconds >= 1 && seconds <= MAX_RESERVATION_TTL_SECONDS ? seconds : undefined;
 }
 
 /**
@@ -173,6 +238,7 @@ function extensionFieldsOf(policy: RateLimitDocument): string[] {
   if (policy.algorithm !== undefined) written.push("algorithm");
   if (policy.burst !== undefined) written.push("burst");
   if (policy.unitMultiplier !== undefined) written.push("unit_multiplier");
+  if (policy.reservation !== undefined) written.push("reservation");
   return written;
 }
 

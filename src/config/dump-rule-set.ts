@@ -1,4 +1,4 @@
-import type { RateLimitRule, RuleLevel, RuleSet } from "../engine/rule-set.js";
+import type { RateLimitRule, Reservation, RuleLevel, RuleSet } from "../engine/rule-set.js";
 import { unitName } from "../engine/units.js";
 
 /**
@@ -7,7 +7,8 @@ import { unitName } from "../engine/units.js";
  * The reference's order is Go map order (random); ratelimitd uses configuration order.
  *
  * A limit using the extensions (docs/algorithms.md) adds `, algorithm=<a>, burst=<n>,
- * unit_multiplier=<m>` (burst for token_bucket only); a `rate_limits` list of several limits prints one line per limit, its key followed
+ * unit_multiplier=<m>` (burst for token_bucket only), then `, reservation={estimate=<n>, ttl=<s>s[,
+ * request_id_key=<k>]}` for a limit with a reservation; a `rate_limits` list of several limits prints one line per limit, its key followed
  * by ` rate_limits[<i>]`. Lines of plain rules are exactly the reference's.
  */
 export function dumpRuleSet(rules: RuleSet | undefined): string {
@@ -40,9 +41,16 @@ function limitLine(limit: RateLimitRule, label: string): string {
     // burst means something for a token bucket only (the YAML refuses it elsewhere).
     if (limit.algorithm === "token_bucket") extensions += `, burst=${limit.burst}`;
     extensions += `, unit_multiplier=${limit.unitMultiplier}`;
+    if (limit.reservation !== undefined) extensions += `, reservation=${reservationText(limit.reservation)}`;
   }
   return (
     `${label}: unit=${unitName(limit.unit)} requests_per_unit=${limit.requestsPerUnit}, ` +
     `shadow_mode: ${limit.shadowMode}, quota_mode: ${limit.quotaMode}${extensions}\n`
   );
+}
+
+/** A reservation as `/rlconfig` and the config checker print it: `{estimate=2000, ttl=300s, request_id_key=x}`. */
+export function reservationText(reservation: Reservation): string {
+  const id = reservation.requestIdKey === undefined ? "" : `, request_id_key=${reservation.requestIdKey}`;
+  return `{estimate=${reservation.estimate}, ttl=${reservation.ttlSeconds}s${id}}`;
 }

@@ -42,4 +42,16 @@ export interface RateLimitDocument {
   readonly burst?: number | undefined;
   /** `unit_multiplier` as written (any number: validated when the rule set is built); undefined when absent. */
   readonly unitMultiplier?: number | undefined;
+  /** `reservation` as written (validated when the rule set is built); undefined when absent. */
+  readonly reservation?: ReservationDocument | undefined;
+}
+
+/** A limit's `reservation:` map before validation (docs/token-budgets.md). */
+export interface ReservationDocument {
+  /** `estimate` as written (any number); undefined when absent. */
+  readonly estimate: number | undefined;
+  /** `ttl` as written (`300s`, `5m`, `1h`); "" when absent. */
+  readonly ttl: string;
+  /** `request_id_key`; "" when absent. */
+  readonly requestIdKey: string;
 }

@@ -187,6 +187,14 @@ function LimitsTable({ limits }: { limits: readonly ExplainedLimit[] }) {
                   {counter.key} = <strong>{counter.value}</strong>
                 </div>
               ))}
+              {limit.reservation !== undefined && (
+                <div class="muted">
+                  reservation ({limit.reservation.role}): U <strong>{limit.reservation.used}</strong> + R{" "}
+                  <strong>{limit.reservation.held}</strong> in {limit.reservation.liveHolds} live holds of{" "}
+                  {limit.reservation.estimate}
+                  {limit.reservation.requestId !== null && `, request ${limit.reservation.requestId}`}
+                </div>
+              )}
             </td>
           </tr>
         ))}

@@ -85,6 +85,7 @@ function RuleRow(props: { node: RuleNodeJson; depth: number; live: LiveByKey; ma
       <td class="mono">
         {limit !== null && <span data-testid="rule-algorithm">{limit.algorithm}</span>}
         {limit?.burst != null && <span class="muted"> burst {limit.burst}</span>}
+        {limit?.reservation != null && <ReservationNote reservation={limit.reservation} />}
       </td>
       <td>
         <Flags node={node} />
@@ -113,10 +114,21 @@ function LimitCell({ limit }: { limit: LimitJson }) {
         <div key={i} class="stacked muted">
           + {limitText(stacked)} {stacked.name ?? ""}{" "}
           {stacked.algorithm !== "fixed_window" ? stacked.algorithm : ""}
+          {stacked.reservation !== null && <ReservationNote reservation={stacked.reservation} />}
         </div>
       ))}
       {limit.replaces.length > 0 && <div class="muted">replaces {limit.replaces.join(", ")}</div>}
     </>
+  );
+}
+
+/** A limit's reservation: what each check holds, for how long, and which entry names the request. */
+function ReservationNote({ reservation }: { reservation: NonNullable<LimitJson["reservation"]> }) {
+  return (
+    <div class="muted" data-testid="rule-reservation">
+      reserves {reservation.estimate} for {reservation.ttlSeconds}s
+      {reservation.requestIdKey !== null && ` per ${reservation.requestIdKey}`}
+    </div>
   );
 }
 

@@ -82,6 +82,12 @@ export interface LimitJson {
   readonly algorithm: string;
   /** The token bucket's burst; null for the other algorithms. */
   readonly burst: number | null;
+  /** The limit's `reservation` (docs/token-budgets.md); null without one. */
+  readonly reservation: {
+    readonly estimate: number;
+    readonly ttlSeconds: number;
+    readonly requestIdKey: string | null;
+  } | null;
   readonly unlimited: boolean;
   readonly shadowMode: boolean;
   readonly quotaMode: boolean;

@@ -116,6 +116,14 @@ function limitJson(rule: RateLimitRule): LimitJson {
     unitMultiplier: rule.unitMultiplier ?? 1,
     algorithm: rule.algorithm ?? "fixed_window",
     burst: rule.algorithm === "token_bucket" ? (rule.burst ?? rule.requestsPerUnit) : null,
+    reservation:
+      rule.reservation === undefined
+        ? null
+        : {
+            estimate: rule.reservation.estimate,
+            ttlSeconds: rule.reservation.ttlSeconds,
+            requestIdKey: rule.reservation.requestIdKey ?? null,
+          },
     unlimited: rule.unlimited,
     shadowMode: rule.shadowMode,
     quotaMode: rule.quotaMode,

@@ -2,6 +2,7 @@ import { type BreakerTransition, CircuitBreaker } from "../backends/circuit-brea
 import { GuardedCounterStore } from "../backends/guarded-counter-store.js";
 import { MemoryStore } from "../backends/memory/memory-store.js";
 import { SharedMemoryStore } from "../backends/memory/shared-memory-store.js";
+import { NodeBreakers } from "../backends/node-breakers.js";
 import type { CounterStore } from "../engine/counter-store.js";
 import { DecisionEngine, type DecisionEngineOptions } from "../engine/decision-engine.js";
 import { restatingEngineStats } from "../engine/scaled-rule-set.js";
@@ -16,23 +17,71 @@ import type { ObservabilitySide } from "./observability-side.js";
 /**
  * A remote store behind the circuit breaker (BACKEND_BREAKER_*, none when BACKEND_BREAKER_FAILURES=0) and
  * BACKEND_MAX_PENDING, with the `ratelimit.backend.breaker_open` gauge and a warn line per transition; the
- * memory store as it is. docs/outages.md.
+ * memory store as it is. With `nodeBreakers` (a Redis Cluster guarded node by node) the store has no
+ * breaker of its own, and the untagged gauge is 1 while any node's is open. docs/outages.md.
  */
-export function guardedStore(store: CounterStore, settings: Settings, observability: ObservabilitySide) {
+export function guardedStore(
+  store: CounterStore,
+  settings: Settings,
+  observability: ObservabilitySide,
+  nodeBreakers?: NodeBreakers,
+) {
   if (!store.capabilities.remote) return store;
   const { stats, logger } = observability;
   const mode = settings.backendFailureMode;
   const breaker =
-    settings.backendBreakerFailures > 0
+    settings.backendBreakerFailures > 0 && nodeBreakers === undefined
       ? new CircuitBreaker({
-          failures: settings.backendBreakerFailures,
-          cooldownMs: settings.backendBreakerCooldownMs,
-          maxCooldownMs: settings.backendBreakerMaxCooldownMs,
+          ...breakerOptions(settings),
           onTransition: (transition) => logger.warn(transitionLine(transition, mode)),
         })
       : undefined;
-  stats.gauge("ratelimit.backend.breaker_open", undefined, () => (breaker?.isOpen === true ? 1 : 0));
-  return new GuardedCounterStore(store, { breaker, maxPending: settings.backendMaxPending });
+  const anyOpen = nodeBreakers
+    ? () => (nodeBreakers.anyOpen ? 1 : 0)
+    : () => (breaker?.isOpen === true ? 1 : 0);
+  stats.gauge("ratelimit.backend.breaker_open", undefined, anyOpen);
+  return new GuardedCounterStore(store, { breaker, nodeBreakers, maxPending: settings.backendMaxPending });
+}
+
+/**
+ * One circuit breaker per Redis Cluster primary, when BACKEND_TYPE=redis has only cluster deployments and
+ * the breaker is on (docs/outages.md "Redis Cluster"): each with its `ratelimit.backend.breaker_open`
+ * gauge tagged `node` (`127.0.0.1:7001`) and its warn lines naming the node. Undefined otherwise: single
+ * and sentinel deployments keep one breaker for the store.
+ */
+export function clusterNodeBreakers(
+  settings: Settings,
+  { stats, logger }: Pick<ObservabilitySide, "stats" | "logger">,
+): NodeBreakers | undefined {
+  const clusterOnly =
+    settings.backend === "redis" &&
+    settings.redisType === "cluster" &&
+    (!settings.redisPerSecond || settings.redisPerSecondType === "cluster");
+  if (!clusterOnly || settings.backendBreakerFailures === 0) return undefined;
+  const mode = settings.backendFailureMode;
+  const breakers: NodeBreakers = new NodeBreakers((node) => {
+    stats.gauge("ratelimit.backend.breaker_open", { node }, () => (breakers.isOpen(node) ? 1 : 0));
+    return new CircuitBreaker({
+      ...breakerOptions(settings),
+      onTransition: (transition) => logger.warn(nodeTransitionLine(node, transition, mode)),
+    });
+  });
+  return breakers;
+}
+
+function breakerOptions(settings: Settings) {
+  return {
+    failures: settings.backendBreakerFailures,
+    cooldownMs: settings.backendBreakerCooldownMs,
+    maxCooldownMs: settings.backendBreakerMaxCooldownMs,
+  };
+}
+
+/** The warn line of a cluster node's breaker transition: the store-wide line, naming the node. */
+export function nodeTransitionLine(node: string, transition: BreakerTransition, mode: string): string {
+  return transitionLine(transition, mode)
+    .replace(/^counter store /, `counter store node ${node} `)
+    .replace(/, answering with failure mode /, ", answering its slots with failure mode ");
 }
 
 /** The warn line of a breaker transition. */

@@ -26,6 +26,7 @@ import { HttpListener } from "../transports/http/http-listener.js";
 import { exactRoute, type HttpRoute } from "../transports/http/http-route.js";
 import { jsonHandler } from "../transports/http/json-handler.js";
 import type { Http2Limits } from "../transports/server/http2-limits.js";
+import { OpenStreams } from "../transports/server/open-streams.js";
 import { listeningAsSet } from "./listen-errors.js";
 
 /**
@@ -84,7 +85,7 @@ export class Listeners {
 
   constructor(parts: ListenerParts) {
     this.#parts = parts;
-    const limits = http2Limits(parts.settings);
+    const limits = http2Limits(parts.settings, openStreams(parts));
     this.#grpc = grpcListener(parts, new ServerMetrics(parts.stats), limits);
     this.#http = httpListener(parts, limits);
     this.#debug = debugListener(parts, limits);
@@ -171,19 +172,51 @@ export class Listeners {
   }
 }
 
-function http2Limits(settings: Settings): Http2Limits {
+function http2Limits(settings: Settings, streams: OpenStreams | undefined): Http2Limits {
   return {
     maxConcurrentStreams: settings.grpcMaxConcurrentStreams,
     requestReadTimeoutMs: settings.grpcRequestReadTimeoutMs,
     maxIdleMs: settings.grpcMaxConnectionIdleMs,
+    openStreams: streams,
   };
+}
+
+/**
+ * GRPC_MAX_TOTAL_STREAMS over every port, with `ratelimit_server.open_streams` (a gauge),
+ * `ratelimit_server.refused_streams` and `ratelimit_server.streams_bound_reached` (counters), and a warn
+ * line a second at most of each kind.
+ */
+function openStreams(parts: ListenerParts): OpenStreams | undefined {
+  const max = parts.settings.grpcMaxTotalStreams;
+  if (max === 0) return undefined;
+  const refused = parts.stats.counter("ratelimit_server.refused_streams");
+  const narrowed = parts.stats.counter("ratelimit_server.streams_bound_reached");
+  const streams: OpenStreams = new OpenStreams(
+    max,
+    () => {
+      refused.add(1);
+      parts.throttledLog.warn(
+        "refused HTTP/2 streams",
+        `refused an HTTP/2 stream (REFUSED_STREAM): ${max} streams open, GRPC_MAX_TOTAL_STREAMS`,
+      );
+    },
+    (perConnection) => {
+      narrowed.add(1);
+      parts.throttledLog.warn(
+        "HTTP/2 streams bound reached",
+        `${max} HTTP/2 streams open (GRPC_MAX_TOTAL_STREAMS): each connection may now open ${perConnection}`,
+      );
+    },
+  );
+  parts.stats.gauge("ratelimit_server.open_streams", undefined, () => streams.open);
+  return streams;
 }
 
 function grpcListener(parts: ListenerParts, metrics: ServerMetrics, limits: Http2Limits): GrpcListener {
   const { settings } = parts;
   const core = { rateLimit: parts.service, health: parts.health };
   return new GrpcListener({
-    routes: [rateLimitRoutes(core), ...parts.management.grpcRoutes],
+    routes: [rateLimitRoutes(core, parts.requestLimits), ...parts.management.grpcRoutes],
     fastMethods: fastMethods(core, parts.requestLimits),
     metrics,
     logger: parts.logger,

@@ -15,7 +15,7 @@ import type { HealthChecker } from "../service/health-checker.js";
 import { RateLimitService, type ServiceCounters } from "../service/rate-limit-service.js";
 import { UnknownDomainLog } from "../service/unknown-domain-log.js";
 import type { Settings } from "../settings/load-settings.js";
-import { failureMode, guardedStore } from "./backend-outages.js";
+import { clusterNodeBreakers, failureMode, guardedStore } from "./backend-outages.js";
 import { counterStoreOptions } from "./counter-store-options.js";
 import { localCacheWithGauges } from "./local-cache-gauges.js";
 import type { ObservabilitySide } from "./observability-side.js";
@@ -74,8 +74,11 @@ export class RateLimitSide {
       settings.localCacheSizeInBytes > 0
         ? localCacheWithGauges(settings.localCacheSizeInBytes, stats)
         : undefined;
+    // Set only for a store BACKEND_TYPE names: a store passed in has no cluster nodes of ours to guard.
+    const nodeBreakers = options.store ? undefined : clusterNodeBreakers(settings, observability);
     this.#store =
-      options.store ?? createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog });
+      options.store ??
+      createCounterStore(counterStoreOptions(settings), { stats, logger, throttledLog, nodeBreakers });
     // Requests naming a domain no rule defines are said once per domain (the rules are read lazily).
     const unknownDomains = new UnknownDomainLog({
       log: throttledLog,
@@ -88,7 +91,7 @@ export class RateLimitSide {
     const engine = new DecisionEngine(engineSettings);
     // The backend span's events; wrapped only when tracing, so the hot path pays nothing otherwise.
     const traced = settings.tracingEnabled ? new InstrumentedCounterStore(this.#store) : this.#store;
-    const store = guardedStore(traced, settings, observability);
+    const store = guardedStore(traced, settings, observability, nodeBreakers);
     this.storeStatus = () => ({
       type: settings.backend,
       failureMode: settings.backendFailureMode,

@@ -51,7 +51,7 @@ export function ruleCompiler(
         statsFor: (key) => stats.pinnedRuleStats(key),
         debug: logger.debugEnabled ? (line) => logger.debug(line) : undefined,
       }),
-      store.capabilities.algorithms,
+      store.capabilities,
       store.name,
     );
 }

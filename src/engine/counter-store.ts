@@ -32,6 +32,11 @@ export interface StoreCapabilities {
    */
   readonly algorithms: readonly LimitAlgorithm[];
   /**
+   * Keeps reservation holds (`reserve` operations, docs/token-budgets.md). A rule set with a reservation is
+   * refused as a whole by a store that cannot; the memcached store cannot.
+   */
+  readonly reservations: boolean;
+  /**
    * Counts in another process, so calls can fail or stall: the daemon puts it behind the circuit breaker
    * and BACKEND_MAX_PENDING (docs/outages.md). The memory store says no.
    */

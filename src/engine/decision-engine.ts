@@ -7,6 +7,7 @@ import { validatedHits } from "./descriptor-hits.js";
 import type { LimitFigures } from "./ietf-headers.js";
 import type { OverLimitCache } from "./over-limit-cache.js";
 import { planLimits } from "./plan-limits.js";
+import { takeRequestIds } from "./request-ids.js";
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits.js";
 import { resolveLimits } from "./resolve-limits.js";
 import type { HeaderNames } from "./response-headers.js";
@@ -76,8 +77,9 @@ export class DecisionEngine {
     checkRequestLimits(request, this.#limits);
     if (rules === undefined) throw new ServiceError("no rate limit configuration loaded");
     const hits = request.descriptors.map((descriptor, i) => validatedHits(descriptor, request.hitsAddend, i));
-    const resolved = resolveLimits(this.#options, rules, request);
-    return planLimits(this.#options, request, resolved, hits, nowSeconds, nowMs);
+    const ids = takeRequestIds(rules, request);
+    const resolved = resolveLimits(this.#options, rules, ids.request);
+    return planLimits(this.#options, ids.request, resolved, hits, nowSeconds, nowMs, ids.byDescriptor);
   }
 
   /**
@@ -149,7 +151,9 @@ export class DecisionEngine {
     });
     if (current !== undefined && !over.includes(true)) return;
     increments.forEach((increment, i) => {
-      if (!over[i]) increments[i] = { ...increment, hits: 0 };
+      // A reservation's charge always counts: the tokens were spent, whatever the answer (docs/token-budgets.md).
+      if (!over[i] && !(increment.kind === "reserve" && increment.charge))
+        increments[i] = { ...increment, hits: 0 };
     });
   }
 }

@@ -14,6 +14,7 @@ export function usesExtensions(rule: RateLimitRule): boolean {
     rule.algorithm !== undefined ||
     rule.unitMultiplier !== undefined ||
     rule.burst !== undefined ||
+    rule.reservation !== undefined ||
     (rule.stacked !== undefined && rule.stacked.length > 0)
   );
 }
@@ -24,7 +25,12 @@ export function limitsOf(rule: RateLimitRule): readonly RateLimitRule[] {
 }
 
 /** The fields of a rule (or of a status's `current_limit`, which is one) the algorithms read. */
-type LimitFields = Pick<RateLimitRule, "algorithm" | "requestsPerUnit" | "unit" | "unitMultiplier" | "burst">;
+type LimitFields = Pick<
+  RateLimitRule,
+  "algorithm" | "requestsPerUnit" | "unit" | "unitMultiplier" | "burst"
+> & {
+  readonly reservation?: RateLimitRule["reservation"];
+};
 
 const algorithmLimits = new WeakMap<LimitFields, AlgorithmLimit>();
 
@@ -40,6 +46,7 @@ export function algorithmLimitOf(rule: LimitFields): AlgorithmLimit {
       unitMultiplier,
       windowSeconds: windowSecondsFor(unitSeconds(rule.unit), unitMultiplier),
       burst: rule.burst ?? rule.requestsPerUnit,
+      ...(rule.reservation === undefined ? {} : { reservation: rule.reservation }),
     };
     algorithmLimits.set(rule, limit);
   }

@@ -8,6 +8,7 @@ import { type CounterOperation, resultCountOf } from "./algorithms/counter-opera
 import { fixedWindow, referenceWindow } from "./algorithms/fixed-window.js";
 import { baseKeyFor } from "./algorithms/limit-keys.js";
 import { algorithmNamed } from "./algorithms/registry.js";
+import { reservationOperation, reservedWindow } from "./algorithms/reservation.js";
 import type { CounterIncrement } from "./counter-store.js";
 import type { ActiveLimit, DecisionPlan, PlannedLimit } from "./decision-plan.js";
 import type { DecisionDescriptor, DecisionRequest } from "./decision-request.js";
@@ -15,7 +16,7 @@ import { algorithmLimitOf } from "./limit-parts.js";
 import type { OverLimitCache } from "./over-limit-cache.js";
 import type { ResolvedLimits } from "./resolve-limits.js";
 import type { MatchedLimit } from "./rule-matcher.js";
-import type { RateLimitRule } from "./rule-set.js";
+import type { RateLimitRule, Reservation } from "./rule-set.js";
 
 /** What planning needs of the engine's options. */
 export interface PlanOptions {
@@ -46,6 +47,8 @@ export function planLimits(
   allHits: readonly number[],
   nowSeconds: number,
   nowMs: number,
+  /** Per descriptor, its reservations' request ids by request_id_key (src/engine/request-ids.ts). */
+  requestIds: readonly (ReadonlyMap<string, string> | undefined)[] = [],
 ): DecisionPlan {
   const list: OperationList = { operations: [], increments: [], values: 0 };
   let anyLocalCacheHit = false;
@@ -58,7 +61,17 @@ export function planLimits(
     const planned =
       extended === undefined
         ? planReferenceWindow(options, list, request.domain, descriptor, matched, hits, nowSeconds)
-        : planAlgorithms(options, list, request.domain, descriptor, matched, extended, hits, nowMs);
+        : planAlgorithms(
+            options,
+            list,
+            request.domain,
+            descriptor,
+            matched,
+            extended,
+            hits,
+            nowMs,
+            requestIds[i],
+          );
     if (planned.localCacheHit) anyLocalCacheHit = true;
     return planned;
   });
@@ -115,6 +128,7 @@ function planAlgorithms(
   rules: readonly RateLimitRule[],
   hits: number,
   nowMs: number,
+  requestIds: ReadonlyMap<string, string> | undefined,
 ): ActiveLimit {
   const { cacheKeyPrefix, localCache } = options;
   const { stats } = matched;
@@ -122,10 +136,24 @@ function planAlgorithms(
   const pending: Omit<PlannedLimit, "index" | "offset">[] = [];
   for (const rule of rules) {
     const limit = algorithmLimitOf(rule);
-    const algorithm = algorithmNamed(limit.algorithm);
     const jitter = jitterOf(options);
-    const operation = algorithm.plan(limit, baseKey, rule.limitIndex ?? 0, hits, nowMs, jitter);
-    if (operation !== undefined && localCache?.isOverLimit(operation.key, rule.requestsPerUnit)) {
+    const reservation = rule.reservation;
+    const algorithm = reservation === undefined ? algorithmNamed(limit.algorithm) : reservedWindow;
+    const operation =
+      reservation === undefined
+        ? algorithm.plan(limit, baseKey, rule.limitIndex ?? 0, hits, nowMs, jitter)
+        : reservationOperation(
+            limit,
+            reservation,
+            baseKey,
+            rule.limitIndex ?? 0,
+            hits,
+            requestIdOf(reservation, requestIds),
+            jitter,
+          );
+    // A reservation's charge always reaches the store: its cost is real, and it settles a hold.
+    const cacheable = operation !== undefined && (reservation === undefined || hits === 0);
+    if (cacheable && localCache?.isOverLimit(operation.key, rule.requestsPerUnit)) {
       const cacheKey = operation.key;
       const cacheRemainingMs = localCache.remainingMs?.(cacheKey, rule.requestsPerUnit) ?? 1000;
       const limits = NO_LIMITS;
@@ -137,6 +165,12 @@ function planAlgorithms(
   const first = planned[0]!;
   const cacheKey = first.operation?.key ?? "";
   return { rule: first.rule, stats, hits, reference: false, limits: planned, localCacheHit: false, cacheKey };
+}
+
+/** The request's id for `reservation`: its request_id_key's entry, "" when it has none. */
+function requestIdOf(reservation: Reservation, requestIds: ReadonlyMap<string, string> | undefined): string {
+  const key = reservation.requestIdKey;
+  return key === undefined ? "" : (requestIds?.get(key) ?? "");
 }
 
 /** The planned limit, its operation (if any) appended to the list. */

@@ -68,9 +68,9 @@ export function resolveLimits(
 }
 
 /**
- * A request-level override. It keeps the algorithm of the rule the descriptor matches (found without
- * touching any stats), with a window of one of its own unit and, for a token bucket, a burst of its own
- * requests_per_unit; a rule without the extensions leaves it the reference's fixed window.
+ * A request-level override. It keeps the algorithm and the reservation of the rule the descriptor matches
+ * (found without touching any stats), with a window of one of its own unit and, for a token bucket, a burst
+ * of its own requests_per_unit; a rule without the extensions leaves it the reference's fixed window.
  */
 function overrideLimit(
   engineStats: EngineStats,
@@ -80,9 +80,13 @@ function overrideLimit(
 ): MatchedLimit {
   const { requestsPerUnit, unit } = descriptor.limit!;
   const stats = engineStats.ruleStats(overrideStatsKey(domain, descriptor.entries));
-  const algorithm = matchLimit(root, domain, descriptor.entries, UNCOUNTED_STATS)?.rule.algorithm;
+  const matched = matchLimit(root, domain, descriptor.entries, UNCOUNTED_STATS)?.rule;
+  const algorithm = matched?.algorithm;
+  // A rule's reservation holds under the override's limit too (docs/token-budgets.md).
+  const reservation = matched?.reservation;
   const rule: RateLimitRule = {
     ...(algorithm !== undefined && algorithm !== "fixed_window" ? { algorithm } : {}),
+    ...(reservation === undefined ? {} : { algorithm: algorithm ?? "fixed_window", reservation }),
     requestsPerUnit,
     unit: unit as UnitValue,
     name: "",

@@ -1,4 +1,4 @@
-import type { LimitAlgorithm } from "./algorithms/algorithm-limit.js";
+import type { LimitAlgorithm, Reservation } from "./algorithms/algorithm-limit.js";
 import type { JsonObject } from "./json-value.js";
 import type { UnitValue } from "./units.js";
 
@@ -57,6 +57,8 @@ export interface RateLimitRule {
   readonly burst?: number;
   /** 0-based place in the descriptor's `rate_limits` list (absent = 0, the first or only limit). */
   readonly limitIndex?: number;
+  /** `rate_limit.reservation` (docs/token-budgets.md): checks hold an estimate until charged. */
+  readonly reservation?: Reservation;
   /**
    * The further limits of a `rate_limits` list (limitIndex 1, 2, …), checked together with this one, which
    * is the list's first; each has its own name, replaces, algorithm and window, and shares the
@@ -64,6 +66,8 @@ export interface RateLimitRule {
    */
   readonly stacked?: readonly RateLimitRule[];
 }
+
+export type { Reservation };
 
 /** A `*` pattern over `key_value`, split once at load. */
 export interface WildcardPattern {
@@ -103,6 +107,11 @@ export interface RuleSet {
   readonly domains: ReadonlyMap<string, RuleLevel>;
   /** Where the set came from, for `POST /explain`; set by the rule sources. */
   readonly origin?: RuleSetOrigin;
+  /**
+   * Per domain, the `request_id_key`s of its reservations: descriptor entries with these keys name the
+   * request and are taken out before matching (src/engine/request-ids.ts). Absent when no rule has one.
+   */
+  readonly requestIdKeys?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /**

@@ -59,7 +59,9 @@ export class DecisionExplainer {
     const quotaMode = this.#options.engineOptions.quotaMode;
     const descriptors = await Promise.all(
       request.descriptors.map(async (descriptor, i) => {
-        const trace = root === undefined ? undefined : traceMatch(root, descriptor.entries);
+        // Matched as the engine matches: without the entries that name the request (reservations).
+        const matched = plan.request.descriptors[i]!.entries;
+        const trace = root === undefined ? undefined : traceMatch(root, matched);
         const story = describeDescriptor(plan, i, trace, current, quotaMode);
         return {
           entries: descriptor.entries,

@@ -59,6 +59,13 @@ export const SETTINGS_TABLE = {
     0,
     2 ** 32 - 1,
   ),
+  grpcMaxTotalStreams: int(
+    "GRPC_MAX_TOTAL_STREAMS",
+    10000,
+    "ratelimitd: HTTP/2 streams open at once in the process (all ports); more get REFUSED_STREAM; 0 = no limit",
+    0,
+    2 ** 32 - 1,
+  ),
   grpcRequestReadTimeoutMs: durationMs(
     "GRPC_REQUEST_READ_TIMEOUT",
     "10s",

@@ -8,6 +8,9 @@ export interface RawHttp2Received {
   readonly rstCodes: number[];
   /** The first GOAWAY's error code. */
   goawayCode: number | undefined;
+  /** The first GOAWAY's last stream identifier and debug data. */
+  goawayLastStreamId: number | undefined;
+  goawayDebug: string | undefined;
 }
 
 /** An HTTP/2 client connection writing frames by hand, so that it can ignore the server's SETTINGS. */
@@ -15,6 +18,8 @@ export interface RawHttp2Connection {
   readonly received: RawHttp2Received;
   /** Resolves once the server's SETTINGS arrived (they are acknowledged at once). */
   readonly ready: Promise<void>;
+  /** Resolves once the server's first GOAWAY arrived. */
+  readonly goaway: Promise<void>;
   /** Resolves when the server closed the connection. */
   readonly closed: Promise<void>;
   /** Opens a POST stream to `path` with gRPC headers and no END_STREAM: a request never completed. */
@@ -42,9 +47,17 @@ function literal(index: number, value: string): Buffer {
 /** Connects to 127.0.0.1:`port`, sends the preface and empty SETTINGS, and parses what comes back. */
 export function rawHttp2Connection(port: number): RawHttp2Connection {
   const socket: Socket = connect(port, "127.0.0.1");
-  const received: RawHttp2Received = { settings: undefined, rstCodes: [], goawayCode: undefined };
+  const received: RawHttp2Received = {
+    settings: undefined,
+    rstCodes: [],
+    goawayCode: undefined,
+    goawayLastStreamId: undefined,
+    goawayDebug: undefined,
+  };
   let onReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (onReady = resolve));
+  let onGoaway: () => void = () => {};
+  const goaway = new Promise<void>((resolve) => (onGoaway = resolve));
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   let pending = Buffer.alloc(0);
   socket.on("error", () => {});
@@ -63,7 +76,12 @@ export function rawHttp2Connection(port: number): RawHttp2Connection {
         socket.write(frame(4, 1, 0));
         onReady();
       } else if (type === 3) received.rstCodes.push(payload.readUInt32BE(0));
-      else if (type === 7) received.goawayCode ??= payload.readUInt32BE(4);
+      else if (type === 7 && received.goawayCode === undefined) {
+        received.goawayLastStreamId = payload.readUInt32BE(0) & 0x7fffffff;
+        received.goawayCode = payload.readUInt32BE(4);
+        received.goawayDebug = payload.toString("utf8", 8);
+        onGoaway();
+      }
     }
   });
   socket.write(Buffer.concat([PREFACE, frame(4, 0, 0)]));
@@ -71,6 +89,7 @@ export function rawHttp2Connection(port: number): RawHttp2Connection {
   return {
     received,
     ready,
+    goaway,
     closed,
     openStream(path) {
       const block = Buffer.concat([

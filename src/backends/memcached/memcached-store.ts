@@ -86,6 +86,7 @@ export class MemcachedStore implements CounterStore {
   /** The reference ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT with memcached. */
   readonly capabilities = {
     readsWithoutCounting: false,
+    reservations: false,
     algorithms: ["fixed_window"] as const,
     remote: true,
   };

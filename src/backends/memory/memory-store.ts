@@ -2,11 +2,18 @@ import {
   type BucketOperation,
   type CounterOperation,
   type FixedOperation,
+  type ReserveOperation,
   type SlidingOperation,
   unknownOperation,
 } from "../../engine/algorithms/counter-operation.js";
 import { gcraStep } from "../../engine/algorithms/gcra-step.js";
 import { LIMIT_ALGORITHMS } from "../../engine/algorithms/registry.js";
+import {
+  emptyHoldBook,
+  type HoldBook,
+  reservationRead,
+  reservationStep,
+} from "../../engine/algorithms/reservation-step.js";
 import type {
   CounterIncrement,
   CounterStore,
@@ -47,6 +54,12 @@ export const DEFAULT_MEMORY_MAX_BYTES = 256 * 1024 * 1024;
  */
 export const MEMORY_ENTRY_OVERHEAD_BYTES = 248;
 
+/**
+ * Heap bytes one reservation hold takes beyond its id's characters: its Map slot, the hold object and its
+ * numbers, the id string's header (the same measure as {@link MEMORY_ENTRY_OVERHEAD_BYTES}, rounded up).
+ */
+export const MEMORY_HOLD_OVERHEAD_BYTES = 160;
+
 /** Touching a counter moves it to the recent end at most this often, so hot keys cost one lookup. */
 const TOUCH_GRANULARITY_MS = 1000;
 /** Shortest gap between two eviction warnings. */
@@ -57,11 +70,13 @@ interface Entry {
   value: number;
   /** Token bucket only: the TAT's fraction of a microsecond, in [0, 1). */
   fractionUs: number;
+  /** A reservation's record (its count and holds); absent for the other kinds. */
+  book?: HoldBook | undefined;
   expiresAtMs: number;
   /** When the entry last moved to the recent end of the map. */
   touchedAtMs: number;
-  /** What it counts against the budget. */
-  readonly bytes: number;
+  /** What it counts against the budget; a reservation's record adds its holds'. */
+  bytes: number;
 }
 
 /**
@@ -89,6 +104,7 @@ export class MemoryStore implements CounterStore {
   readonly name = "memory";
   readonly capabilities = {
     readsWithoutCounting: true,
+    reservations: true,
     // Every algorithm: it runs every kind of operation (the switches below).
     algorithms: LIMIT_ALGORITHMS,
     remote: false,
@@ -218,6 +234,9 @@ export class MemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens(operation, now));
         return;
+      case "reserve":
+        values.push(...this.#reserve(operation, now));
+        return;
       default:
         unknownOperation(operation);
     }
@@ -236,6 +255,12 @@ export class MemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
         return;
+      case "reserve": {
+        const entry = this.#counters.get(operation.key);
+        const live = entry !== undefined && entry.expiresAtMs > now ? entry.book : undefined;
+        values.push(...reservationRead(live, operation, Math.floor(now)));
+        return;
+      }
       default:
         unknownOperation(operation);
     }
@@ -267,6 +292,26 @@ export class MemoryStore implements CounterStore {
     return [step.allowed ? 1 : 0, step.debtUs];
   }
 
+  /**
+   * One reservation step on this process's clock (src/engine/algorithms/reservation-step.ts): the record
+   * lives until its window ends or its last hold expires, whichever is later, plus the jitter.
+   */
+  #reserve(operation: ReserveOperation, now: number): number[] {
+    const entry = this.#liveEntry(operation.key, now);
+    entry.book ??= emptyHoldBook();
+    const result = reservationStep(entry.book, operation, Math.floor(now));
+    entry.value = result.values[1];
+    entry.expiresAtMs = result.expiresAtMs + operation.jitterSeconds * 1000;
+    // Holds count against MEMORY_MAX_BYTES like counters: a record grows and shrinks with them.
+    let holdBytes = 0;
+    for (const id of entry.book.holds.keys()) holdBytes += MEMORY_HOLD_OVERHEAD_BYTES + id.length;
+    const bytes = memoryEntryBytes(operation.key) + holdBytes;
+    this.#bytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    if (this.#bytes > this.#maxBytes) this.#makeRoom(0, now);
+    return result.values;
+  }
+
   /** The live value of `key`, 0 when absent or expired. */
   #valueOf(key: string, now: number): number {
     const entry = this.#counters.get(key);
@@ -280,6 +325,7 @@ export class MemoryStore implements CounterStore {
     if (entry.expiresAtMs <= now) {
       entry.value = 0;
       entry.fractionUs = 0;
+      entry.book = undefined;
       this.#touch(key, entry, now);
     } else if (now - entry.touchedAtMs >= TOUCH_GRANULARITY_MS) this.#touch(key, entry, now);
     return entry;

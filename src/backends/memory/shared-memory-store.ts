@@ -106,7 +106,13 @@ const EVICTION_LOG_INTERVAL_MS = 60_000;
  */
 export class SharedMemoryStore implements CounterStore {
   readonly name = "memory";
-  readonly capabilities = { readsWithoutCounting: true, algorithms: LIMIT_ALGORITHMS, remote: false };
+  /** No reservation holds: a rule set with a reservation is refused while WORKERS is above 1 (docs/workers.md). */
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: LIMIT_ALGORITHMS,
+    reservations: false,
+    remote: false,
+  };
   readonly #i32: Int32Array;
   readonly #f64: Float64Array;
   readonly #u8: Uint8Array;
@@ -226,6 +232,8 @@ export class SharedMemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens(operation, now));
         return;
+      case "reserve":
+        throw holdsRefused();
       default:
         unknownOperation(operation);
     }
@@ -243,6 +251,8 @@ export class SharedMemoryStore implements CounterStore {
       case "bucket":
         values.push(...this.#takeTokens({ ...operation, hits: 0 }, now));
         return;
+      case "reserve":
+        throw holdsRefused();
       default:
         unknownOperation(operation);
     }
@@ -422,4 +432,11 @@ export class SharedMemoryStore implements CounterStore {
     this.#evictedSinceLine = 0;
     this.#lastLineMs = now;
   }
+}
+
+/** A `reserve` operation reached the shared table, whose capabilities say it keeps no holds (a bug). */
+function holdsRefused(): Error {
+  return new Error(
+    "the shared memory table keeps no reservation holds: such rules are refused while they load",
+  );
 }

@@ -14,6 +14,22 @@ export interface CommandRunOptions {
   readonly clusterParallelism: number;
 }
 
+/** Where a command group went (its slot's primary, `host:port`, as the client's slot map says) and why it failed. */
+export interface NodeFailure {
+  readonly node: string;
+  readonly error: unknown;
+}
+
+/**
+ * What one run did: the flat values (`resultCountOf` per operation), and for each operation with a failed
+ * command, by operation index, where and why (empty: every command answered). A failed slot group fails
+ * only its own operations; the other groups still run and answer (docs/outages.md "Redis Cluster").
+ */
+export interface ClusterOutcome {
+  readonly values: number[];
+  readonly failures: ReadonlyMap<number, NodeFailure>;
+}
+
 /**
  * `INCRBY key hits` + `EXPIRE key ttl` for every increment, as the reference sends them, and the counters
  * after: one pipeline per hash slot, run with bounded parallelism (single and sentinel deployments use
@@ -23,7 +39,7 @@ export function incrementCounters(
   connection: ClusterConnection,
   increments: readonly CounterIncrement[],
   options: CommandRunOptions,
-): Promise<number[]> {
+): Promise<ClusterOutcome> {
   return runGrouped(
     connection,
     increments,
@@ -41,7 +57,7 @@ export function readCounters(
   connection: ClusterConnection,
   increments: readonly CounterIncrement[],
   options: CommandRunOptions,
-): Promise<number[]> {
+): Promise<ClusterOutcome> {
   return runGrouped(
     connection,
     increments,
@@ -61,28 +77,47 @@ async function runGrouped(
   options: CommandRunOptions,
   append: Append,
   commandsPerKey: number,
-): Promise<number[]> {
+): Promise<ClusterOutcome> {
   requireReady(connection, options);
   const values = new Array<number>(increments.length);
-  const groups = bySlot(increments);
-  const runGroup = async (indexes: number[]) => {
-    const pipeline = connection.pipeline();
-    for (const i of indexes) append(pipeline, increments[i]!);
-    const results = await withTimeout(pipeline.exec(), options);
+  const failures = new Map<number, NodeFailure>();
+  const runGroup = async ([slot, indexes]: [number, number[]]) => {
+    const node = primaryOf(connection, slot);
+    let results: [Error | null, unknown][] | null;
+    try {
+      const pipeline = connection.pipeline();
+      for (const i of indexes) append(pipeline, increments[i]!);
+      results = await withTimeout(pipeline.exec(), options);
+    } catch (error) {
+      for (const i of indexes) failures.set(i, { node, error });
+      return;
+    }
     indexes.forEach((i, n) => {
-      const [error, value] = results?.[n * commandsPerKey] ?? [new Error("no reply"), null];
-      const failure =
-        error ?? results?.slice(n * commandsPerKey, (n + 1) * commandsPerKey).find(([e]) => e)?.[0];
-      if (failure) throw failure;
-      values[i] = value === null ? 0 : Number(value);
+      const replies = results?.slice(n * commandsPerKey, (n + 1) * commandsPerKey) ?? [];
+      const failure = replies.length < commandsPerKey ? new Error("no reply") : replies.find(([e]) => e)?.[0];
+      if (failure) failures.set(i, { node, error: failure });
+      else {
+        const value = replies[0]![1];
+        values[i] = value === null ? 0 : Number(value);
+      }
     });
   };
-  try {
-    await forEachBounded(groups, Math.max(1, options.clusterParallelism), runGroup);
-  } catch (error) {
-    throw clusterFailure(error, options);
-  }
-  return values;
+  await forEachBounded([...bySlot(increments)], Math.max(1, options.clusterParallelism), runGroup);
+  return { values, failures };
+}
+
+/** The `host:port` of the primary serving `slot` in `connection`'s slot map (`?` while it knows none). */
+export function primaryOf(connection: ClusterConnection, slot: number): string {
+  return connection.slots[slot]?.[0] ?? "?";
+}
+
+/**
+ * The values of `outcome`, or its first failure as a `BackendError` (a call not batched with others fails
+ * as a whole when any of its commands failed).
+ */
+export function valuesOf(outcome: ClusterOutcome, options: CommandRunOptions): number[] {
+  for (const { error } of outcome.failures.values()) throw clusterFailure(error, options);
+  return outcome.values;
 }
 
 /** Fails at once unless the client is connected: commands never wait in an offline queue. */
@@ -108,7 +143,7 @@ export function clusterFailure(error: unknown, options: CommandRunOptions): Back
 }
 
 /** Indexes of `increments` grouped by hash slot, groups in first-occurrence order. */
-function bySlot(increments: readonly CounterIncrement[]): number[][] {
+function bySlot(increments: readonly CounterIncrement[]): Map<number, number[]> {
   const groups = new Map<number, number[]>();
   increments.forEach(({ key }, i) => {
     const slot = calculateSlot(key);
@@ -116,10 +151,10 @@ function bySlot(increments: readonly CounterIncrement[]): number[][] {
     if (group) group.push(i);
     else groups.set(slot, [i]);
   });
-  return [...groups.values()];
+  return groups;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; the first failure rejects. */
+/** Runs `work` over `items` with at most `limit` in flight (`work` handles its own failures). */
 export async function forEachBounded<T>(
   items: readonly T[],
   limit: number,

@@ -46,6 +46,11 @@ export function createClusterConnection(
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRedirections: 4,
+      // CLUSTERDOWN fails its commands at once instead of retrying them every 100 ms up to maxRedirections:
+      // the pool reads the slot map again itself (cluster-node-health.ts, docs/outages.md "Redis
+      // Cluster"). A closed connection keeps ioredis's retries every 100 ms (retryDelayOnFailover): a
+      // node's connection may be replaced under a command while the client starts.
+      retryDelayOnClusterDown: 0,
       clusterRetryStrategy: retry,
       slotsRefreshTimeout: options.timeoutMs,
       redisOptions: nodeOptions(options, retry),

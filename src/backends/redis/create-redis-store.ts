@@ -4,7 +4,10 @@ import type { StartupRetryOptions } from "./redis-startup.js";
 import { RedisStore } from "./redis-store.js";
 
 /** One Redis deployment as configured (REDIS_* or REDIS_PERSECOND_*): its pool without stats and logs. */
-export type RedisDeploymentOptions = Omit<RedisPoolOptions, "name" | "stats" | "log" | "throttledLog">;
+export type RedisDeploymentOptions = Omit<
+  RedisPoolOptions,
+  "name" | "stats" | "log" | "throttledLog" | "nodeBreakers"
+>;
 
 /** `BACKEND_TYPE=redis` as configured (REDIS_*). */
 export interface RedisBackendOptions {
@@ -32,7 +35,7 @@ function pool(
   name: string,
   scope: string,
   deployment: RedisDeploymentOptions,
-  { stats, logger, throttledLog }: StoreContext,
+  { stats, logger, throttledLog, nodeBreakers }: StoreContext,
 ): RedisPoolOptions {
   return {
     name,
@@ -44,5 +47,6 @@ function pool(
     },
     log: logger,
     throttledLog,
+    nodeBreakers: deployment.endpoint.type === "cluster" ? nodeBreakers : undefined,
   };
 }

@@ -2,12 +2,13 @@
  * What each kind of counter operation is in Redis: the one place that says it, shared by the RESP path
  * (resp-operations.ts) and the cluster path (cluster-operations.ts). A fixed window's operation is
  * INCRBY + EXPIRE (the reference's pair); a sliding window's adds a GET of the previous window; a token
- * bucket's is a step of the script of token-bucket-script.ts. A new kind of operation fails to compile
+ * bucket's is a step of the script of token-bucket-script.ts; a reservation's, of reservation-script.ts. A new kind of operation fails to compile
  * here until it says its commands.
  */
 import {
   type BucketOperation,
   type CounterOperation,
+  type ReserveOperation,
   resultCountOf,
   unknownOperation,
 } from "../../engine/algorithms/counter-operation.js";
@@ -23,6 +24,11 @@ export interface OperationCommands {
    * (`[1, debtUs]` when reading); undefined for the other kinds.
    */
   readonly bucket: BucketOperation | undefined;
+  /**
+   * A reservation step, run by the script of reservation-script.ts (a call of its own) instead of plain
+   * commands: its six values; absent for the other kinds.
+   */
+  readonly reserve?: ReserveOperation;
 }
 
 /**
@@ -61,6 +67,8 @@ export function operationCommandsOf(operation: CounterOperation, reading: boolea
           };
     case "bucket":
       return { commands: [], replyOf: [], bucket: operation };
+    case "reserve":
+      return { commands: [], replyOf: [], bucket: undefined, reserve: operation };
     default:
       return unknownOperation(operation);
   }
@@ -90,6 +98,7 @@ export function commandCountOf(operation: CounterOperation): number {
     case "sliding":
       return 3;
     case "bucket":
+    case "reserve":
       return 1;
     default:
       return unknownOperation(operation);

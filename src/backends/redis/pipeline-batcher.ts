@@ -1,11 +1,25 @@
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import { commandsOf, onlyFixed, resultsOf } from "./operation-shapes.js";
 
-interface Waiting {
+/**
+ * How a flush's answer is cut into one request's: its `operations` operations start at `firstOperation` of
+ * the flush, its `results` numbers at `firstResult`.
+ */
+export type AnswerSlicer<Answer> = (
+  answer: Answer,
+  part: {
+    readonly firstOperation: number;
+    readonly operations: number;
+    readonly firstResult: number;
+    readonly results: number;
+  },
+) => Answer;
+
+interface Waiting<Answer> {
   readonly increments: readonly CounterIncrement[];
   /** Numbers its answer holds: one per fixed window, `resultCountOf` per operation otherwise. */
   readonly results: number;
-  readonly resolve: (values: number[]) => void;
+  readonly resolve: (answer: Answer) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -13,21 +27,24 @@ interface Waiting {
  * Implicit pipelining (REDIS_PIPELINE_WINDOW / REDIS_PIPELINE_LIMIT): increments of concurrent requests are
  * gathered and sent together, flushed when the window ends or when `limitCommands` commands wait, whichever
  * comes first. Windows under 1 ms flush at the end of the current event-loop turn (timers cannot be finer).
- * A failed flush fails every request in it.
+ * Each request gets its own part of the flush's answer (`slice`), so an answer that tells failures apart
+ * (a cluster's, per slot group: cluster-commands.ts) fails only the requests whose commands failed; a
+ * flush that fails as a whole (it rejects) fails every request in it.
  */
-export class PipelineBatcher {
-  #waiting: Waiting[] = [];
+export class AnswerBatcher<Answer> {
+  #waiting: Waiting<Answer>[] = [];
   #commands = 0;
   #scheduled = false;
 
   constructor(
-    private readonly run: (increments: readonly CounterIncrement[]) => Promise<number[]>,
+    private readonly run: (increments: readonly CounterIncrement[]) => Promise<Answer>,
     private readonly windowMs: number,
     /** 0 = no limit (the window alone decides). */
     private readonly limitCommands: number,
+    private readonly slice: AnswerSlicer<Answer>,
   ) {}
 
-  submit(increments: readonly CounterIncrement[]): Promise<number[]> {
+  submit(increments: readonly CounterIncrement[]): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const fixed = onlyFixed(increments);
       const results = fixed ? increments.length : resultsOf(increments);
@@ -48,18 +65,40 @@ export class PipelineBatcher {
     this.#waiting = [];
     this.#commands = 0;
     this.#scheduled = false;
-    const all = batch.length === 1 ? batch[0]!.increments : batch.flatMap((w) => w.increments);
-    this.run(all).then(
-      (values) => {
-        let offset = 0;
+    if (batch.length === 1) {
+      const [only] = batch as [Waiting<Answer>];
+      this.run(only.increments).then(only.resolve, only.reject);
+      return;
+    }
+    this.run(batch.flatMap((w) => w.increments)).then(
+      (answer) => {
+        let firstOperation = 0;
+        let firstResult = 0;
         for (const waiting of batch) {
-          waiting.resolve(values.slice(offset, offset + waiting.results));
-          offset += waiting.results;
+          const operations = waiting.increments.length;
+          waiting.resolve(
+            this.slice(answer, { firstOperation, operations, firstResult, results: waiting.results }),
+          );
+          firstOperation += operations;
+          firstResult += waiting.results;
         }
       },
       (error: unknown) => {
         for (const waiting of batch) waiting.reject(error);
       },
+    );
+  }
+}
+
+/** An {@link AnswerBatcher} whose answer is the flat counter values (single and sentinel deployments). */
+export class PipelineBatcher extends AnswerBatcher<number[]> {
+  constructor(
+    run: (increments: readonly CounterIncrement[]) => Promise<number[]>,
+    windowMs: number,
+    limitCommands: number,
+  ) {
+    super(run, windowMs, limitCommands, (values, { firstResult, results }) =>
+      values.slice(firstResult, firstResult + results),
     );
   }
 }

@@ -1,6 +1,7 @@
 import type { SlidingOperation } from "../../engine/algorithms/counter-operation.js";
 import type { CounterIncrement } from "../../engine/counter-store.js";
 import type { Counter } from "../../engine/rule-set.js";
+import type { NodeBreakers } from "../node-breakers.js";
 import type { StoreGauge, StoreLog, StoreThrottledLog } from "../store-context.js";
 import type { TlsFiles } from "../tls-files.js";
 import type { StartupRetryOptions } from "./redis-startup.js";
@@ -45,6 +46,8 @@ export interface RedisPoolOptions {
   readonly log: StoreLog;
   /** The daemon's rate-limited log, for the deployment's `connection lost` / `reconnected` lines. */
   readonly throttledLog: StoreThrottledLog;
+  /** A cluster's circuit breakers, one per primary (docs/outages.md "Redis Cluster"); unused by other types. */
+  readonly nodeBreakers?: NodeBreakers | undefined;
 }
 
 /** Requests one pool lets wait for Redis at once; beyond it, calls fail at once (docs/backends.md "Redis"). */

@@ -31,6 +31,7 @@ export class RedisStore implements CounterStore {
   readonly name = "redis";
   readonly capabilities = {
     readsWithoutCounting: true,
+    reservations: true,
     // Every algorithm: it runs every kind of operation (operation-shapes.ts).
     algorithms: LIMIT_ALGORITHMS,
     remote: true,
@@ -58,7 +59,9 @@ export class RedisStore implements CounterStore {
   }
 
   increment(increments: readonly CounterIncrement[]): Promise<number[]> {
-    return this.#split(increments, (pool, part) => pool.increment(part));
+    // One deployment (the usual case): straight to it, with no promise or closure of the store's own.
+    if (this.#perSecond === undefined) return this.#main.increment(increments);
+    return this.#split(increments, increment);
   }
 
   /**
@@ -77,7 +80,7 @@ export class RedisStore implements CounterStore {
   }
 
   read(increments: readonly CounterIncrement[]): Promise<number[]> {
-    return this.#split(increments, (pool, part) => pool.read(part));
+    return this.#split(increments, read);
   }
 
   release(operations: readonly SlidingOperation[]): void {
@@ -104,7 +107,7 @@ export class RedisStore implements CounterStore {
   }
 
   /** Sends SECOND-unit increments to the per-second pool (when there is one) and the rest to the main one. */
-  async #split(
+  #split(
     increments: readonly CounterIncrement[],
     run: (pool: RedisDeployment, part: readonly CounterIncrement[]) => Promise<number[]>,
   ): Promise<number[]> {
@@ -112,6 +115,15 @@ export class RedisStore implements CounterStore {
     if (perSecondPool === undefined || !increments.some((i) => i.perSecond))
       return run(this.#main, increments);
     if (increments.every((i) => i.perSecond)) return run(perSecondPool, increments);
+    return this.#both(increments, perSecondPool, run);
+  }
+
+  /** Both deployments at once; each operation takes its values from its own deployment's answer. */
+  async #both(
+    increments: readonly CounterIncrement[],
+    perSecondPool: RedisDeployment,
+    run: (pool: RedisDeployment, part: readonly CounterIncrement[]) => Promise<number[]>,
+  ): Promise<number[]> {
     const main = increments.filter((i) => !i.perSecond);
     const perSecond = increments.filter((i) => i.perSecond);
     const [mainValues, perSecondValues] = await Promise.all([
@@ -142,6 +154,9 @@ export class RedisStore implements CounterStore {
     for (const listener of this.#listeners) listener(healthy);
   }
 }
+
+const increment = (pool: RedisDeployment, part: readonly CounterIncrement[]) => pool.increment(part);
+const read = (pool: RedisDeployment, part: readonly CounterIncrement[]) => pool.read(part);
 
 /** A cluster through ioredis (slot map, redirections); a single Redis or sentinel group through RESP. */
 function deploymentFor(options: RedisPoolOptions): RedisDeployment {

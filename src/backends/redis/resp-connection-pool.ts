@@ -10,7 +10,6 @@ import { PipelineBatcher } from "./pipeline-batcher.js";
 import { maskRedisUrl, parseRedisAuth, parseRedisTopology } from "./redis-address.js";
 import { MAX_IN_FLIGHT, type RedisDeployment, type RedisPoolOptions } from "./redis-deployment.js";
 import { openPool, type StartupRetryOptions } from "./redis-startup.js";
-import { encodeIncrements, encodeReads } from "./resp-commands.js";
 import {
   type CounterCallback,
   describeTarget,
@@ -102,13 +101,15 @@ export class RespConnectionPool implements RedisDeployment {
 
   read(increments: readonly CounterIncrement[]): Promise<number[]> {
     if (!onlyFixed(increments)) return this.#guarded(() => this.#operations(increments, true));
-    return this.#send(encodeReads(increments), increments.length, 1, true);
+    return this.#send(increments, true, sendReads);
   }
 
   release(operations: readonly SlidingOperation[]): void {
     if (operations.length === 0) return;
     const commands = encodeReleases(operations);
-    this.#send(commands, operations.length * 2, 2, true).catch((error: Error) =>
+    this.#send(operations, true, (connection, _, done) =>
+      connection.send(commands, operations.length * 2, 2, done),
+    ).catch((error: Error) =>
       // Nobody waits for a release: a failure costs the client only hits it was refused anyway.
       this.#options.throttledLog.error(
         "redis release",
@@ -126,8 +127,7 @@ export class RespConnectionPool implements RedisDeployment {
   /** `counted`: whether this call is one request of the in-flight bound (a window's batch is not). */
   #run(increments: readonly CounterIncrement[], counted: boolean): Promise<number[]> {
     if (onlyFixed(increments)) {
-      const fixed = increments as readonly FixedOperation[];
-      return this.#send(encodeIncrements(fixed), increments.length * 2, 2, counted);
+      return this.#send(increments as readonly FixedOperation[], counted, sendIncrements);
     }
     return counted
       ? this.#guarded(() => this.#operations(increments, false))
@@ -166,19 +166,25 @@ export class RespConnectionPool implements RedisDeployment {
     );
   }
 
-  /** Queues encoded commands on this turn's connection; the promise settles with the kept counters. */
-  #send(commands: string, replies: number, stride: number, counted: boolean): Promise<number[]> {
+  /**
+   * Queues `operations`' commands on this turn's connection (`queue` writes them); the promise settles with
+   * the kept counters. One promise and one callback per request, whatever its number of commands.
+   */
+  #send<T extends CounterIncrement>(
+    operations: readonly T[],
+    counted: boolean,
+    queue: (connection: RespConnection, operations: readonly T[], done: CounterCallback) => void,
+  ): Promise<number[]> {
     if (counted && this.#inFlight >= MAX_IN_FLIGHT) return Promise.reject(this.#tooMany());
     const connection = this.#turnConnection();
     if (connection === undefined) return Promise.reject(this.#noConnection());
     if (counted) this.#inFlight++;
     return new Promise((resolve, reject) => {
-      const done: CounterCallback = (error, values) => {
+      queue(connection, operations, (error, values) => {
         if (counted) this.#inFlight--;
         if (error === undefined) resolve(values);
         else reject(this.#failure(error.message, error));
-      };
-      connection.send(commands, replies, stride, done);
+      });
     });
   }
 
@@ -291,4 +297,22 @@ function connectionOptionsFor(
     case "cluster":
       throw new Error("a cluster is served by ClusterConnectionPool");
   }
+}
+
+/** The hot path's queueing: INCRBY + EXPIRE per fixed window, written straight into the connection's bytes. */
+function sendIncrements(
+  connection: RespConnection,
+  operations: readonly FixedOperation[],
+  done: CounterCallback,
+): void {
+  connection.sendIncrements(operations, done);
+}
+
+/** `GET key` per fixed window, written straight into the connection's bytes. */
+function sendReads(
+  connection: RespConnection,
+  increments: readonly CounterIncrement[],
+  done: CounterCallback,
+): void {
+  connection.sendReads(increments, done);
 }

@@ -1,8 +1,11 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
+import type { FixedOperation } from "../../engine/algorithms/counter-operation.js";
+import type { CounterIncrement } from "../../engine/counter-store.js";
 import { DetailedFailure, replyReason } from "../client-reason.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, RespProtocolError, type RespReply, RespReplyReader } from "./resp-reply-reader.js";
+import { RespWriter } from "./resp-writer.js";
 
 /** Where a connection goes: a TCP endpoint or a unix socket. */
 export type RespTarget = { readonly host: string; readonly port: number } | { readonly path: string };
@@ -56,6 +59,13 @@ class Waiter {
     this.raw = keepRaw ? [] : undefined;
   }
 
+  /** An integer reply (INCRBY, EXPIRE): kept when it is a counter, with no other check. */
+  acceptInteger(value: number): void {
+    const index = this.received++;
+    if (this.raw !== undefined) this.raw.push(value);
+    else if (index % this.stride === 0) this.values.push(value);
+  }
+
   accept(reply: RespReply): void {
     const index = this.received++;
     if (this.raw !== undefined) {
@@ -78,6 +88,9 @@ class Waiter {
   }
 }
 
+/** The read buffer of a plain connection: replies to a turn's commands fit many times over. */
+const READ_BUFFER_BYTES = 32 * 1024;
+
 /** Reconnect delay after a lost connection: quick at first, never more than 2 s. */
 const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
 
@@ -90,20 +103,27 @@ const reconnectDelayMs = (attempt: number) => Math.min(100 * attempt, 2000);
  */
 export class RespConnection {
   readonly #options: RespConnectionOptions;
-  readonly #reader = new RespReplyReader((reply) => this.#onReply(reply));
+  readonly #reader = new RespReplyReader(
+    (reply) => this.#onReply(reply),
+    (value) => this.#onInteger(value),
+  );
   #socket: Socket | undefined;
   #ready = false;
   #closing = false;
   #dropAfterReply: string | undefined;
   #queue: Waiter[] = [];
   #head = 0;
-  #out = "";
+  readonly #out = new RespWriter();
   #flushScheduled = false;
+  /** The deadline of every caller queued in this event-loop turn: the clock is read once a turn. */
+  #turnDeadline = 0;
   #timer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #attempt = 0;
   #lastError: Error | undefined;
   #target: RespTarget | undefined;
+  /** Where a plain socket's bytes arrive. */
+  readonly #readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   /** Called once the socket is gone after close(). */
   #whenGone: (() => void)[] = [];
 
@@ -144,8 +164,26 @@ export class RespConnection {
    * number. Only call while `ready`.
    */
   send(commands: string, replies: number, stride: number, done: CounterCallback): void {
-    this.#enqueue(new Waiter(replies, stride, performance.now() + this.#options.timeoutMs, done, false));
-    this.#queueOut(commands);
+    this.#scheduleFlush();
+    this.#enqueue(new Waiter(replies, stride, this.#turnDeadline, done, false));
+    this.#out.text(commands);
+  }
+
+  /**
+   * Queues `INCRBY key hits` + `EXPIRE key ttl` per operation, written straight into the outgoing bytes;
+   * `done` gets each INCRBY's count. Only call while `ready`.
+   */
+  sendIncrements(operations: readonly FixedOperation[], done: CounterCallback): void {
+    this.#scheduleFlush();
+    this.#enqueue(new Waiter(operations.length * 2, 2, this.#turnDeadline, done, false));
+    this.#out.increments(operations);
+  }
+
+  /** Queues `GET key` per increment; `done` gets each count (absent = 0). Only call while `ready`. */
+  sendReads(increments: readonly CounterIncrement[], done: CounterCallback): void {
+    this.#scheduleFlush();
+    this.#enqueue(new Waiter(increments.length, 1, this.#turnDeadline, done, false));
+    this.#out.reads(increments);
   }
 
   /**
@@ -153,24 +191,24 @@ export class RespConnection {
    * requests whose replies are not all counters (sliding windows, token buckets). Only call while `ready`.
    */
   sendRaw(commands: string, replies: number, done: RawCallback): void {
+    this.#scheduleFlush();
     const waiter: Waiter = new Waiter(
       replies,
       1,
-      performance.now() + this.#options.timeoutMs,
+      this.#turnDeadline,
       (error) => done(error, waiter.raw!),
       true,
     );
     this.#enqueue(waiter);
-    this.#queueOut(commands);
+    this.#out.text(commands);
   }
 
-  /** Appends to what leaves at the end of this event-loop turn, in one write. */
-  #queueOut(commands: string): void {
-    this.#out += commands;
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      setImmediate(this.#flush);
-    }
+  /** What is queued now leaves at the end of this event-loop turn, in one write. */
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    this.#turnDeadline = performance.now() + this.#options.timeoutMs;
+    setImmediate(this.#flush);
   }
 
   /** Sends one command at once and resolves with its reply (error replies reject). */
@@ -190,7 +228,7 @@ export class RespConnection {
       );
       this.#enqueue(waiter);
       // Through the same buffer as queued commands, so replies keep the order of the bytes sent.
-      this.#out += encodeCommand(args);
+      this.#out.text(encodeCommand(args));
       this.#flush();
     });
   }
@@ -220,14 +258,8 @@ export class RespConnection {
     this.#target = target;
     this.#socket = socket;
     this.#reader.reset();
-    socket.on("data", (chunk: Buffer) => {
-      try {
-        this.#reader.feed(chunk);
-      } catch (error) {
-        if (!(error instanceof RespProtocolError)) throw error;
-        socket.destroy(new DetailedFailure(error.message, "protocol error", { cause: error }));
-      }
-    });
+    // A plain connection reads into #readBuffer (onread, see #dial); TLS sockets emit their chunks.
+    if (this.#options.tls) socket.on("data", (chunk: Buffer) => this.#received(socket, chunk));
     socket.on("error", (error: Error) => (this.#lastError = error));
     socket.on("close", () =>
       this.#lost(this.#lastError ?? new DetailedFailure("connection closed by Redis", "connection closed")),
@@ -244,12 +276,37 @@ export class RespConnection {
     this.#options.onStateChange?.(true, undefined);
   }
 
-  /** Opens the socket, bounded by the timeout. */
+  /** Parses what arrived; bytes that are not RESP end the connection. */
+  #received(socket: Socket, chunk: Buffer): void {
+    try {
+      this.#reader.feed(chunk);
+    } catch (error) {
+      if (!(error instanceof RespProtocolError)) throw error;
+      socket.destroy(new DetailedFailure(error.message, "protocol error", { cause: error }));
+    }
+  }
+
+  /**
+   * Opens the socket, bounded by the timeout. A plain socket reads straight into this connection's one
+   * buffer (net's `onread`): no Buffer and no stream event per chunk. The reader keeps nothing of it past
+   * the call (it copies an incomplete tail).
+   */
   #dial(target: RespTarget): Promise<Socket> {
     const { tls, timeoutMs } = this.#options;
     return new Promise((resolve, reject) => {
       const where = "path" in target ? { path: target.path } : { host: target.host, port: target.port };
-      const socket = tls ? tlsConnect({ ...where, ...tls }) : netConnect(where);
+      const socket: Socket = tls
+        ? tlsConnect({ ...where, ...tls })
+        : netConnect({
+            ...where,
+            onread: {
+              buffer: this.#readBuffer,
+              callback: (bytes: number, buffer: Uint8Array) => {
+                this.#received(socket, (buffer as Buffer).subarray(0, bytes));
+                return true;
+              },
+            },
+          });
       const timer = setTimeout(() => {
         socket.destroy();
         const text = `connect to ${describeTarget(target)} timed out after ${timeoutMs} ms`;
@@ -276,10 +333,20 @@ export class RespConnection {
 
   readonly #flush = (): void => {
     this.#flushScheduled = false;
-    const out = this.#out;
-    this.#out = "";
-    if (out !== "") this.#socket?.write(out);
+    if (!this.#out.pending) return;
+    const batch = this.#out.take();
+    this.#socket?.write(batch);
   };
+
+  #onInteger(value: number): void {
+    const waiter = this.#queue[this.#head];
+    if (waiter === undefined) {
+      this.#socket?.destroy(new DetailedFailure("Redis sent a reply nobody asked for", "protocol error"));
+      return;
+    }
+    waiter.acceptInteger(value);
+    if (waiter.received === waiter.expected) this.#complete(waiter);
+  }
 
   #onReply(reply: RespReply): void {
     const waiter = this.#queue[this.#head];
@@ -291,7 +358,11 @@ export class RespConnection {
     if (reply instanceof RespError && reply.message.startsWith("READONLY"))
       this.#dropAfterReply = reply.message;
     waiter.accept(reply);
-    if (waiter.received < waiter.expected) return;
+    if (waiter.received === waiter.expected) this.#complete(waiter);
+  }
+
+  /** The oldest caller has all its replies: answer it, then act on what the replies said. */
+  #complete(waiter: Waiter): void {
     this.#queue[this.#head++] = undefined as unknown as Waiter;
     if (this.#head === this.#queue.length) {
       this.#queue = [];
@@ -339,7 +410,7 @@ export class RespConnection {
     const waiting = this.#queue.slice(this.#head);
     this.#queue = [];
     this.#head = 0;
-    this.#out = "";
+    this.#out.clear();
     for (const waiter of waiting) waiter.done(reason, waiter.values);
   }
 

@@ -11,6 +11,12 @@ import type {
 } from "../../engine/algorithms/counter-operation.js";
 import { DetailedFailure, replyReason } from "../client-reason.js";
 import { operationCommandsOf } from "./operation-shapes.js";
+import {
+  parseReservationReply,
+  RESERVATION_SCRIPT,
+  RESERVATION_SCRIPT_SHA1,
+  reservationScriptArgs,
+} from "./reservation-script.js";
 import { encodeCommand } from "./resp-commands.js";
 import { RespError, type RespReply } from "./resp-reply-reader.js";
 import {
@@ -48,6 +54,16 @@ export function encodeOperations(
     commands += encodeCommand(["EVALSHA", TOKEN_BUCKET_SCRIPT_SHA1, ...bucketsArgs(buckets, reading)]);
     replies += 1;
   }
+  // Then each reservation step, a call of its own, in order.
+  for (const operation of operations) {
+    if (operation.kind !== "reserve") continue;
+    commands += encodeCommand([
+      "EVALSHA",
+      RESERVATION_SCRIPT_SHA1,
+      ...reservationScriptArgs(operation, reading),
+    ]);
+    replies += 1;
+  }
   return { commands, replies };
 }
 
@@ -76,17 +92,28 @@ export function encodeScriptRetries(
   reading: boolean,
 ): EncodedOperations {
   const buckets = indexes.map((index) => operations[index]!).filter(isBucket);
-  return {
-    commands: encodeCommand(["EVAL", TOKEN_BUCKET_SCRIPT, ...bucketsArgs(buckets, reading)]),
-    replies: 1,
-  };
+  let commands =
+    buckets.length > 0 ? encodeCommand(["EVAL", TOKEN_BUCKET_SCRIPT, ...bucketsArgs(buckets, reading)]) : "";
+  let replies = buckets.length > 0 ? 1 : 0;
+  for (const index of indexes) {
+    const operation = operations[index]!;
+    if (operation.kind !== "reserve") continue;
+    commands += encodeCommand(["EVAL", RESERVATION_SCRIPT, ...reservationScriptArgs(operation, reading)]);
+    replies += 1;
+  }
+  return { commands, replies };
 }
 
 /** What the replies gave: the flat values, and the bucket operations whose script Redis did not know. */
 export interface OperationValues {
   readonly values: number[];
-  /** Indexes (into the operations) of bucket operations answered NOSCRIPT; their values are placeholders. */
+  /**
+   * Indexes (into the operations) of bucket and reservation operations answered NOSCRIPT; their values are
+   * placeholders.
+   */
   readonly unknownScript: number[];
+  /** Those of {@link unknownScript} that are reservation steps. */
+  readonly unknownReserves?: number[];
   /** Where each operation's values start in `values`. */
   readonly offsets: number[];
 }
@@ -106,6 +133,7 @@ export function valuesOfReplies(
   const values: number[] = [];
   const offsets: number[] = [];
   const buckets: number[] = [];
+  const reserves: number[] = [];
   let next = 0;
   operations.forEach((operation, index) => {
     offsets.push(values.length);
@@ -117,13 +145,26 @@ export function valuesOfReplies(
       buckets.push(index);
       values.push(0, 0);
     }
+    if (shape.reserve !== undefined) {
+      // Filled from its own script call, after the buckets' one.
+      reserves.push(index);
+      values.push(0, 0, 0, 0, 0, 0);
+    }
   });
-  const result = { values, unknownScript: [] as number[], offsets };
-  if (buckets.length === 0) return result;
-  const reply = replies[next];
-  if (reply instanceof RespError) return { ...result, unknownScript: buckets };
-  fillBuckets(result, buckets, reply, reading);
-  return result;
+  const unknownScript: number[] = [];
+  if (buckets.length > 0) {
+    const reply = replies[next++];
+    if (reply instanceof RespError) unknownScript.push(...buckets);
+    else fillBuckets({ values, offsets }, buckets, reply, reading);
+  }
+  const unknownReserves: number[] = [];
+  for (const index of reserves) {
+    const reply = replies[next++];
+    if (reply instanceof RespError) unknownReserves.push(index);
+    else fillReserve({ values, offsets }, index, reply);
+  }
+  if (unknownReserves.length === 0) return { values, unknownScript, offsets };
+  return { values, unknownScript: [...unknownScript, ...unknownReserves], unknownReserves, offsets };
 }
 
 /** Fills in the values of the retried bucket operations from the replies of {@link encodeScriptRetries}. */
@@ -132,14 +173,33 @@ export function fillScriptRetries(
   replies: readonly RespReply[],
   reading: boolean,
 ): void {
-  const reply = replies[0];
-  if (reply instanceof RespError) throw new DetailedFailure(reply.message, replyReason(reply.message));
-  fillBuckets(result, result.unknownScript, reply, reading);
+  const reserves = result.unknownReserves ?? [];
+  const buckets = result.unknownScript.filter((index) => !reserves.includes(index));
+  let next = 0;
+  const take = (): RespReply | undefined => {
+    const reply = replies[next++];
+    if (reply instanceof RespError) throw new DetailedFailure(reply.message, replyReason(reply.message));
+    return reply;
+  };
+  if (buckets.length > 0) fillBuckets(result, buckets, take(), reading);
+  for (const index of reserves) fillReserve(result, index, take());
+}
+
+/** A reservation step's six values from its script's reply. */
+function fillReserve(
+  result: Pick<OperationValues, "values" | "offsets">,
+  index: number,
+  reply: RespReply | undefined,
+): void {
+  const at = result.offsets[index]!;
+  parseReservationReply(reply).forEach((value, n) => {
+    result.values[at + n] = value;
+  });
 }
 
 /** Each bucket's `[allowed, debtUs]` from the script's reply; a read answers `[1, debtUs]` (nothing taken). */
 function fillBuckets(
-  result: OperationValues,
+  result: Pick<OperationValues, "values" | "offsets">,
   indexes: readonly number[],
   reply: RespReply | undefined,
   reading: boolean,

@@ -35,7 +35,14 @@ export class RespReplyReader {
   #tail: Buffer | undefined;
   #reply: RespReply = null;
 
-  constructor(private readonly onReply: (reply: RespReply) => void) {}
+  /**
+   * `onInteger`, when given, takes the top-level integer replies (the hot path's INCRBY and EXPIRE) as
+   * plain numbers, ahead of the general parse; `onReply` takes every other reply.
+   */
+  constructor(
+    private readonly onReply: (reply: RespReply) => void,
+    private readonly onInteger: (value: number) => void = onReply,
+  ) {}
 
   /** Parses what `chunk` completes; throws `RespProtocolError` on bytes that are not RESP. */
   feed(chunk: Buffer): void {
@@ -46,6 +53,13 @@ export class RespReplyReader {
     }
     let offset = 0;
     while (offset < data.length) {
+      if (data[offset] === COLON) {
+        const next = this.#integer(data, offset + 1);
+        if (next === INCOMPLETE) break;
+        offset = next;
+        this.onInteger(this.#reply as number);
+        continue;
+      }
       const next = this.#parse(data, offset);
       if (next === INCOMPLETE) break;
       offset = next;

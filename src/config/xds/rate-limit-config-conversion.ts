@@ -57,6 +57,16 @@ function limitDocument(policy: RateLimitPolicy): RateLimitDocument {
     ...(policy.algorithm === "" ? {} : { algorithm: policy.algorithm }),
     ...(policy.burst === 0 ? {} : { burst: policy.burst }),
     ...(policy.unitMultiplier === 0 ? {} : { unitMultiplier: policy.unitMultiplier }),
+    ...(policy.reservation === undefined
+      ? {}
+      : {
+          reservation: {
+            // 0 is proto3's "not set": validation then says the estimate is missing.
+            estimate: policy.reservation.estimate === 0 ? undefined : policy.reservation.estimate,
+            ttl: policy.reservation.ttl,
+            requestIdKey: policy.reservation.requestIdKey,
+          },
+        }),
   };
 }
 
@@ -124,5 +134,10 @@ function limitPolicy(
     algorithm: policy.algorithm ?? "",
     burst: uint32(policy.burst, "burst"),
     unitMultiplier: uint32(policy.unitMultiplier, "unit_multiplier"),
+    reservation: policy.reservation && {
+      estimate: uint32(policy.reservation.estimate, "reservation.estimate"),
+      ttl: policy.reservation.ttl,
+      requestIdKey: policy.reservation.requestIdKey,
+    },
   };
 }

@@ -1,6 +1,11 @@
 import { isUtf8 } from "node:buffer";
 import type { JsonObject, JsonValue } from "../../engine/json-value.js";
-import type { DescriptorDocument, RateLimitDocument, RuleDocument } from "../rule-document.js";
+import type {
+  DescriptorDocument,
+  RateLimitDocument,
+  ReservationDocument,
+  RuleDocument,
+} from "../rule-document.js";
 import { goQuoteBytes, goValueText, unmarshalMismatchText } from "./go-format.js";
 import type { YamlPathStep } from "./yaml-locations.js";
 import { YamlScalar } from "./yaml-schema.js";
@@ -142,6 +147,7 @@ class FieldDecoder {
       map.has("algorithm") && map.get("algorithm") !== null ? this.string(map, "algorithm", at) : undefined;
     const burst = this.number(map, "burst", at);
     const unitMultiplier = this.number(map, "unit_multiplier", at);
+    const reservation = this.#reservation(map, at);
     return {
       requestsPerUnit: this.uint32(map, "requests_per_unit", at),
       unit: this.string(map, "unit", at),
@@ -152,6 +158,22 @@ class FieldDecoder {
       ...(algorithm === undefined ? {} : { algorithm }),
       ...(burst === undefined ? {} : { burst }),
       ...(unitMultiplier === undefined ? {} : { unitMultiplier }),
+      ...(reservation === undefined ? {} : { reservation }),
+    };
+  }
+
+  #reservation(map: Map<unknown, unknown>, path: readonly YamlPathStep[]): ReservationDocument | undefined {
+    const value = map.get("reservation");
+    if (value === null || value === undefined) return undefined;
+    const at = [...path, "reservation"];
+    if (!(value instanceof Map)) {
+      this.#mismatch(value, "config.YamlReservation", at);
+      return undefined;
+    }
+    return {
+      estimate: this.number(value, "estimate", at),
+      ttl: this.string(value, "ttl", at),
+      requestIdKey: this.string(value, "request_id_key", at),
     };
   }
 

@@ -1,4 +1,4 @@
-import { LIMIT_EXTENSION_KEYS } from "./validate-yaml-keys.js";
+import { LIMIT_EXTENSION_KEYS, RESERVATION_KEYS } from "./validate-yaml-keys.js";
 import { YamlScalar } from "./yaml-schema.js";
 
 /**
@@ -8,7 +8,7 @@ import { YamlScalar } from "./yaml-schema.js";
  */
 export function misplacedExtensionKey(root: Map<unknown, unknown>): string | undefined {
   const domain = textOf(root.get("domain"));
-  for (const key of ["rate_limits", ...LIMIT_EXTENSION_KEYS]) {
+  for (const key of ["rate_limits", ...LIMIT_EXTENSION_KEYS, ...RESERVATION_KEYS]) {
     if (root.has(key)) return misplaced(key, "at the top level");
   }
   return inDescriptors(root.get("descriptors"), domain);
@@ -22,7 +22,7 @@ function inDescriptors(list: unknown, parentKey: string): string | undefined {
     const composite =
       value === "" ? textOf(descriptor.get("key")) : `${textOf(descriptor.get("key"))}_${value}`;
     const fullKey = `${parentKey}.${composite}`;
-    for (const key of LIMIT_EXTENSION_KEYS) {
+    for (const key of [...LIMIT_EXTENSION_KEYS, ...RESERVATION_KEYS]) {
       if (descriptor.has(key)) return misplaced(key, `in descriptor '${fullKey}'`);
     }
     const problem =
@@ -44,12 +44,19 @@ function inLimits(list: unknown, fullKey: string): string | undefined {
 }
 
 function inLimit(limit: unknown, where: string): string | undefined {
-  if (!(limit instanceof Map) || !limit.has("rate_limits")) return undefined;
-  return misplaced("rate_limits", `in ${where}`);
+  if (!(limit instanceof Map)) return undefined;
+  if (limit.has("rate_limits")) return misplaced("rate_limits", `in ${where}`);
+  for (const key of RESERVATION_KEYS) if (limit.has(key)) return misplaced(key, `in ${where}`);
+  return undefined;
 }
 
 function misplaced(key: string, where: string): string {
-  const home = key === "rate_limits" ? "a descriptor" : "rate_limit or an entry of rate_limits";
+  const home =
+    key === "rate_limits"
+      ? "a descriptor"
+      : RESERVATION_KEYS.includes(key)
+        ? "a limit's reservation"
+        : "rate_limit or an entry of rate_limits";
   return `config error, '${key}' belongs in ${home}, found ${where}`;
 }
 

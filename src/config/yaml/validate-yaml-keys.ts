@@ -6,7 +6,15 @@ import { YamlScalar } from "./yaml-schema.js";
  * reference's value check (which says only `error checking config` for a float) so that the rule set
  * builder can name the rule and the allowed values.
  */
-export const LIMIT_EXTENSION_KEYS: readonly string[] = ["algorithm", "burst", "unit_multiplier"];
+export const LIMIT_EXTENSION_KEYS: readonly string[] = [
+  "algorithm",
+  "burst",
+  "unit_multiplier",
+  "reservation",
+];
+
+/** Keys of ours inside a limit's `reservation` map (docs/token-budgets.md); their scalars skip the check too. */
+export const RESERVATION_KEYS: readonly string[] = ["estimate", "ttl", "request_id_key"];
 
 /** Keys allowed anywhere in a rule file: one flat list for every nesting level, as the reference. */
 export const VALID_KEYS: ReadonlySet<string> = new Set([
@@ -29,6 +37,7 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   // The extensions (docs/algorithms.md); the reference refuses them as unknown keys.
   "rate_limits",
   ...LIMIT_EXTENSION_KEYS,
+  ...RESERVATION_KEYS,
 ]);
 
 /**
@@ -41,8 +50,8 @@ export function firstKeyProblem(map: Map<unknown, unknown>): string | undefined 
     if (typeof key !== "string") return `config error, key is not of type string: ${goValueText(key)}`;
     if (!VALID_KEYS.has(key)) return `config error, unknown key '${key}'`;
     if (key === "metadata") continue;
-    if (LIMIT_EXTENSION_KEYS.includes(key) && (typeof value === "string" || value instanceof YamlScalar))
-      continue;
+    const ours = LIMIT_EXTENSION_KEYS.includes(key) || RESERVATION_KEYS.includes(key);
+    if (ours && (typeof value === "string" || value instanceof YamlScalar)) continue;
     const problem = valueProblem(value);
     if (problem !== undefined) return problem;
   }

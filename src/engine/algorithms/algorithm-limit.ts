@@ -22,6 +22,21 @@ export interface AlgorithmLimit {
   readonly windowSeconds: number;
   /** Token bucket only: the tokens the bucket holds when full (default requestsPerUnit). */
   readonly burst: number;
+  /** `reservation`, for a fixed window (src/engine/algorithms/reservation.ts); absent without one. */
+  readonly reservation?: Reservation | undefined;
+}
+
+/**
+ * A limit's `reservation`: a check (hits 0) that fits holds `estimate` units for `ttlSeconds`, and a charge
+ * (hits N > 0) counts N and settles one hold (docs/token-budgets.md).
+ */
+export interface Reservation {
+  /** Units held per admitted check (integer ≥ 1, at most the limit). */
+  readonly estimate: number;
+  /** How long an unsettled hold lives, in whole seconds (1 … 86400). */
+  readonly ttlSeconds: number;
+  /** The descriptor entry whose value names the request, taken out before matching; absent: none. */
+  readonly requestIdKey?: string;
 }
 
 /** Window length in seconds of `unitMultiplier` units of `unitSeconds` seconds each. */

@@ -7,10 +7,12 @@
 import {
   type BucketOperation,
   type CounterOperation,
+  type ReserveOperation,
   type SlidingOperation,
   unknownOperation,
 } from "./counter-operation.js";
 import { type BucketTat, gcraStep } from "./gcra-step.js";
+import { emptyHoldBook, type HoldBook, reservationRead, reservationStep } from "./reservation-step.js";
 
 /** One stored value. */
 export interface CounterCell {
@@ -20,6 +22,8 @@ export interface CounterCell {
   fractionUs: number;
   /** Milliseconds since the epoch; the cell counts as absent from then on. */
   expiresAtMs: number;
+  /** A reservation's record; absent for the other kinds. */
+  book?: HoldBook | undefined;
 }
 
 /** The map a memory store keeps its cells in. */
@@ -42,6 +46,8 @@ export function applyOperation(cells: CounterCells, operation: CounterOperation,
       ];
     case "bucket":
       return applyBucketOperation(cells, operation, Math.floor(nowMs * 1000));
+    case "reserve":
+      return applyReserveOperation(cells, operation, Math.floor(nowMs));
     default:
       return unknownOperation(operation);
   }
@@ -82,6 +88,27 @@ export function applyBucketOperation(
 }
 
 /**
+ * One reservation step at `nowMs` (whole ms, the clock the Redis script reads with `TIME`): the record
+ * lives until its window ends or its last hold expires, plus the jitter.
+ */
+export function applyReserveOperation(
+  cells: CounterCells,
+  operation: ReserveOperation,
+  nowMs: number,
+): number[] {
+  let cell = liveCell(cells, operation.key, nowMs);
+  if (cell === undefined) {
+    cell = { value: 0, fractionUs: 0, expiresAtMs: 0 };
+    cells.set(operation.key, cell);
+  }
+  cell.book ??= emptyHoldBook();
+  const result = reservationStep(cell.book, operation, nowMs);
+  cell.value = result.values[1];
+  cell.expiresAtMs = result.expiresAtMs + operation.jitterSeconds * 1000;
+  return result.values;
+}
+
+/**
  * The operation's current values without writing anything: fixed → [count], sliding → [count,
  * previousCount], bucket → [1, debtUs] (the debt now; nothing taken).
  */
@@ -97,6 +124,8 @@ export function readOperation(cells: CounterCells, operation: CounterOperation, 
       const [, debtUs] = applyBucketOperation(cells, { ...operation, hits: 0 }, Math.floor(nowMs * 1000));
       return [1, debtUs!];
     }
+    case "reserve":
+      return reservationRead(liveCell(cells, operation.key, nowMs)?.book, operation, Math.floor(nowMs));
     default:
       return unknownOperation(operation);
   }

@@ -57,13 +57,49 @@ export interface BucketOperation {
 }
 
 /**
+ * A limit with a `reservation` (docs/token-budgets.md, src/engine/algorithms/reservation-step.ts): one
+ * atomic step on one stored record — the window's count `U` and the live holds — on the store's clock
+ * (Redis `TIME` inside a script; the process clock for memory). A check (`charge` false, hits 0) places a
+ * hold of `estimate` when `U + R + estimate <= limit` (or refreshes the request's own); a charge counts
+ * `hits` and settles one hold. → `[ok (1|0), U, R, liveHolds, msToWindowEnd, heldOrReleased]`. Read (nothing
+ * written) → `[ownHoldLive (1|0), U, R, liveHolds, msToWindowEnd, 0]`.
+ */
+export interface ReserveOperation {
+  readonly kind: "reserve";
+  readonly key: string;
+  /** 0 for a check; the cost for a charge. */
+  readonly hits: number;
+  /** A charge (the request's hits were above 0 when planned): it counts and settles, never holds. */
+  readonly charge: boolean;
+  /** L: the limit U + R is held within. */
+  readonly limit: number;
+  readonly estimate: number;
+  /** How long a hold lives unsettled, in ms. */
+  readonly holdTtlMs: number;
+  /** The window U counts in, in seconds (epoch-aligned). */
+  readonly windowSeconds: number;
+  /**
+   * `sliding_window`: U is the sliding-window estimate, `floor(previous × (windowEnd − now) / window) +
+   * current`; else the current window's count.
+   */
+  readonly sliding: boolean;
+  /** The request's id (`request_id_key`'s value); "" when it has none. */
+  readonly requestId: string;
+  /** Extra seconds the record lives beyond its window and holds (EXPIRATION_JITTER_MAX_SECONDS). */
+  readonly jitterSeconds: number;
+  /** None: the store sets the record's time to live. Present so every kind can be asked. */
+  readonly ttlSeconds?: undefined;
+  readonly perSecond: boolean;
+}
+
+/**
  * One limit's work for a counter store: every kind a store must run. A new kind fails to compile in each
  * place that must handle it — every store's switch over `kind` ends in {@link unknownOperation}.
  */
-export type CounterOperation = FixedOperation | SlidingOperation | BucketOperation;
+export type CounterOperation = FixedOperation | SlidingOperation | BucketOperation | ReserveOperation;
 
 /** How many numbers a store answers for `operation`, for an increment and for a read alike. */
-export function resultCountOf(operation: CounterOperation): 1 | 2 {
+export function resultCountOf(operation: CounterOperation): 1 | 2 | 6 {
   switch (operation.kind) {
     case undefined:
     case "fixed":
@@ -71,6 +107,8 @@ export function resultCountOf(operation: CounterOperation): 1 | 2 {
     case "sliding":
     case "bucket":
       return 2;
+    case "reserve":
+      return 6;
     default:
       return unknownOperation(operation);
   }

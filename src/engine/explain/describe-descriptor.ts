@@ -1,3 +1,4 @@
+import type { ReserveOperation } from "../algorithms/counter-operation.js";
 import { algorithmNamed } from "../algorithms/registry.js";
 import type { ActiveLimit, DecisionPlan } from "../decision-plan.js";
 import type { DecisionDescriptor } from "../decision-request.js";
@@ -18,6 +19,27 @@ export interface ExplainedLimit {
   /** Each counter the limit reads, with its current value (before this request). */
   readonly counters: readonly { readonly key: string; readonly value: number }[];
   readonly localCacheHit: boolean;
+  /** A limit with a `reservation` (docs/token-budgets.md): its settings and its record now. */
+  readonly reservation?: ExplainedReservation;
+}
+
+/** A reservation as `POST /explain` shows it, read before this request. */
+export interface ExplainedReservation {
+  readonly estimate: number;
+  readonly ttlSeconds: number;
+  readonly requestIdKey: string | null;
+  /** The request's id (its request_id_key entry's value); null when it carries none. */
+  readonly requestId: string | null;
+  /** Whether the request's own hold is live. */
+  readonly ownHold: boolean;
+  /** U: the window's count. */
+  readonly used: number;
+  /** R: the sum of the live holds. */
+  readonly held: number;
+  /** How many holds are live. */
+  readonly liveHolds: number;
+  /** Whether this request is a check (hits 0: it holds the estimate) or a charge (it settles a hold). */
+  readonly role: "check" | "charge";
 }
 
 /** Everything about one descriptor but its status (which comes from the decision). */
@@ -101,8 +123,30 @@ function limitsOf(active: ActiveLimit, current: ArrayLike<number>): ExplainedLim
       ...(algorithm.usesBurst ? { burst: limit.burst } : {}),
       counters: operation === undefined ? [] : algorithm.countersOf(operation, current, part.offset),
       localCacheHit: false,
+      ...(operation?.kind === "reserve"
+        ? { reservation: reservationOf(operation, part.rule, current, part.offset) }
+        : {}),
     };
   });
+}
+
+function reservationOf(
+  operation: ReserveOperation,
+  rule: RateLimitRule,
+  current: ArrayLike<number>,
+  offset: number,
+): ExplainedReservation {
+  return {
+    estimate: operation.estimate,
+    ttlSeconds: operation.holdTtlMs / 1000,
+    requestIdKey: rule.reservation?.requestIdKey ?? null,
+    requestId: operation.requestId === "" ? null : operation.requestId,
+    ownHold: current[offset] === 1,
+    used: current[offset + 1]!,
+    held: current[offset + 2]!,
+    liveHolds: current[offset + 3]!,
+    role: operation.charge ? "charge" : "check",
+  };
 }
 
 function plainLimit(

@@ -1,5 +1,6 @@
 import { type CounterOperation, unknownOperation } from "../algorithms/counter-operation.js";
 import { TOKEN_TOLERANCE } from "../algorithms/gcra-step.js";
+import { reservationIfCounted } from "../algorithms/reservation.js";
 
 /**
  * What a store's `increment` of `operations` would answer, from what its `read` of them answered
@@ -31,6 +32,11 @@ export function valuesIfCounted(
         added.set(operation.key, before - current[offset]! + operation.hits);
         values.push(before + operation.hits, current[offset + 1]!);
         offset += 2;
+        break;
+      case "reserve":
+        // Its own record, which no other operation of a request shares.
+        values.push(...reservationIfCounted(operation, current, offset));
+        offset += 6;
         break;
       case undefined:
       case "fixed":

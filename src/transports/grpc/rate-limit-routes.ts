@@ -1,5 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { RequestLimits } from "../../engine/request-limits.js";
+import { InvalidArgumentError } from "../../errors.js";
 import { RateLimitService } from "../../gen/envoy/service/ratelimit/v3/rls_pb.js";
 import {
   Health,
@@ -10,6 +12,7 @@ import {
 import type { HealthChecker } from "../../service/health-checker.js";
 import type { RateLimitService as Service } from "../../service/rate-limit-service.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
+import { EARLY_REFUSAL, withEarlyRequestLimits } from "./early-request-limits.js";
 import { servingStatusOf } from "./health-service.js";
 import type { RouteRegistrar } from "./route-registrar.js";
 
@@ -19,14 +22,28 @@ export interface CoreServices {
   readonly health: HealthChecker;
 }
 
-/** The RLS and health services for connect-node: gRPC (compressed or not), gRPC-Web and Connect. */
-export function rateLimitRoutes(services: CoreServices): RouteRegistrar {
+/**
+ * The RLS and health services for connect-node: gRPC (compressed or not), gRPC-Web and Connect.
+ * ShouldRateLimit is held to `limits` and the message size before connect-node decodes it
+ * ({@link withEarlyRequestLimits}), as the gRPC fast path.
+ */
+export function rateLimitRoutes(services: CoreServices, limits: RequestLimits): RouteRegistrar {
   return (router) => {
     router.service(RateLimitService, {
-      async shouldRateLimit(request) {
+      async shouldRateLimit(request, context) {
+        const refusal = context.values.get(EARLY_REFUSAL);
+        if (refusal !== undefined) {
+          throw refusal instanceof InvalidArgumentError ? services.rateLimit.refused(refusal) : refusal;
+        }
         return rateLimitResponseFromDecision(await services.rateLimit.shouldRateLimit(request));
       },
     });
+    const { handlers } = router;
+    for (let i = 0; i < handlers.length; i++) {
+      if (handlers[i]!.service === RateLimitService) {
+        handlers[i] = withEarlyRequestLimits(handlers[i]!, limits);
+      }
+    }
     router.service(Health, {
       check(request) {
         const status = servingStatusOf(services.health, request.service);

@@ -1,8 +1,8 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import { fromJson, fromJsonString, type JsonValue, toJsonString } from "@bufbuild/protobuf";
 import { CODE_OK, CODE_OVER_LIMIT } from "../../engine/decision-request.js";
-import { type RequestLimits, tooManyDescriptors, tooManyEntries } from "../../engine/request-limits.js";
-import { BackendError, type InvalidArgumentError, messageOf, RatelimitdError } from "../../errors.js";
+import type { RequestLimits } from "../../engine/request-limits.js";
+import { BackendError, messageOf, RatelimitdError } from "../../errors.js";
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
@@ -11,6 +11,7 @@ import { type JsonResponseEvent, jsonResponse } from "../../observability/reques
 import type { ThrottledLog } from "../../observability/throttled-log.js";
 import type { RateLimitService } from "../../service/rate-limit-service.js";
 import { httpStatusOf } from "../http-status.js";
+import { countBeyondLimits } from "../json-request-limits.js";
 import { MAX_MESSAGE_BYTES } from "../message-limits.js";
 import { rateLimitResponseFromDecision } from "../rate-limit-response.js";
 import { readBody, sendGoError } from "./http-responses.js";
@@ -71,21 +72,4 @@ function parsedOrUndefined(text: string): JsonValue | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The request-limits error for too many descriptors or entries in a parsed `RateLimitRequest`, if any. */
-function countBeyondLimits(json: JsonValue, limits: RequestLimits): InvalidArgumentError | undefined {
-  const descriptors = isObject(json) ? json.descriptors : undefined;
-  if (!Array.isArray(descriptors)) return undefined;
-  if (descriptors.length > limits.maxDescriptors) return tooManyDescriptors(limits);
-  for (let i = 0; i < descriptors.length; i++) {
-    const descriptor = descriptors[i];
-    const entries = isObject(descriptor) ? descriptor.entries : undefined;
-    if (Array.isArray(entries) && entries.length > limits.maxEntries) return tooManyEntries(i, limits);
-  }
-  return undefined;
-}
-
-function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,8 +1,9 @@
 import { constants, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import { encodeGrpcMessage } from "../grpc-status.js";
+import type { OpenStreams } from "./open-streams.js";
 
-/** What one HTTP/2 client may hold open on a port (README "Hostile clients"). */
+/** What one HTTP/2 client may hold open on a port, and all of them in the process (docs/production.md "Hostile clients"). */
 export interface Http2Limits {
   /** GRPC_MAX_CONCURRENT_STREAMS: SETTINGS_MAX_CONCURRENT_STREAMS per connection; 0 = none (Node's 2³²−1). */
   readonly maxConcurrentStreams: number;
@@ -10,6 +11,8 @@ export interface Http2Limits {
   readonly requestReadTimeoutMs: number;
   /** GRPC_MAX_CONNECTION_IDLE: GOAWAY after this long without an open stream; 0 = never. */
   readonly maxIdleMs: number;
+  /** GRPC_MAX_TOTAL_STREAMS: one count shared by every port of the process; no bound when absent. */
+  readonly openStreams?: OpenStreams | undefined;
 }
 
 /** No stream cap and no timeouts: Node's own behaviour. */

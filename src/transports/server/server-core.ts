@@ -92,17 +92,25 @@ export class ServerCore {
       session.on("error", () => session.destroy());
       if (age !== undefined) limitSessionAge(session, age);
       limitSessionIdle(session, limits.maxIdleMs);
+      limits.openStreams?.track(session, limits.maxConcurrentStreams);
     });
+    const { openStreams } = limits;
     if ("stream" in handler) {
       const serve = handler.stream;
       http2.on(
         "stream",
         (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+          if (openStreams !== undefined && !openStreams.admit(stream)) return;
           limitRequestRead(stream, headers, limits.requestReadTimeoutMs);
           serve(stream, headers, flags, raw);
         },
       );
     } else {
+      if (openStreams !== undefined) {
+        // Before Node's own listener, which builds the request objects: a refused stream's request ends
+        // at once as aborted, and its answer goes nowhere.
+        http2.prependListener("stream", (stream: ServerHttp2Stream) => openStreams.admit(stream));
+      }
       http2.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
         limitRequestRead(stream, headers, limits.requestReadTimeoutMs),
       );

@@ -154,6 +154,7 @@ t.test("the Rules JSON: the tree, limits, algorithms, flags and totals", async (
     unitMultiplier: 1,
     algorithm: "fixed_window",
     burst: null,
+    reservation: null,
     unlimited: false,
     shadowMode: false,
     quotaMode: false,

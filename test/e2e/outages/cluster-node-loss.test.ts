@@ -1,7 +1,8 @@
-// One primary of a three-node Redis Cluster SIGKILLed, with BACKEND_FAILURE_MODE=deny (docs/outages.md). The survivors keep serving their slots
-// (cluster-require-full-coverage no); a descriptor whose key hashes to a lost slot is denied on every
-// decision. The breaker is one for the whole store: while it is open a descriptor on a surviving slot is
-// denied too, and when that descriptor's decision is the probe it succeeds and closes the breaker.
+// One primary of a three-node Redis Cluster SIGKILLed, with BACKEND_FAILURE_MODE=deny (docs/outages.md "Redis
+// Cluster"). The survivors keep serving their slots (cluster-require-full-coverage no); a descriptor whose
+// key hashes to a lost slot is denied on every decision. The breaker is one per primary: the lost node's
+// opens and refuses only its slots, a surviving slot is counted all along, and the lost node's probe fails
+// and opens its breaker again.
 import slotOf from "cluster-key-slot";
 import t from "tap";
 import { startDaemon } from "../../helpers/daemon-process.js";
@@ -11,9 +12,11 @@ import { requireBinaries } from "../../helpers/redis-servers.js";
 import { stayInsideWindow } from "../../helpers/window-guard.js";
 import { ask as askOnce, failureAnswer, outageEnv, RULES, request } from "./outage-answers.js";
 import {
-  breakerLines,
+  escaped,
   outageStats,
+  records,
   sleep,
+  stats,
   stopAtTeardown,
   waitForBreakerLines,
   windowKey,
@@ -77,36 +80,73 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       t.equal(await survivor!.cli("GET", keptKey), "1");
 
       await doomed!.kill();
+      const node = `127.0.0.1:${doomed!.port}`;
       for (let i = 1; i <= FAILURES; i++) {
         t.strictSame((await ask(lost)).answer, failureAnswer("deny", i, ""), `lost slot #${i}: denied`);
       }
       const [open] = await waitForBreakerLines(daemon, 1);
-      t.match(open, /^counter store unavailable \((.+)\), answering with failure mode deny$/);
+      t.match(
+        open,
+        new RegExp(
+          `^counter store node ${escaped(node)} unavailable \\((.+)\\), answering its slots with failure mode deny$`,
+        ),
+      );
       for (let i = 1; i <= 3; i++) {
         const { outcome, answer } = await ask(lost);
         t.strictSame(answer, failureAnswer("deny", 0, ""), `lost slot, breaker open #${i}: denied`);
         t.ok(outcome.ms < 100, `answered in ${outcome.ms.toFixed(1)} ms`);
       }
-      const { outcome, answer } = await ask(kept);
-      t.strictSame(
+      const { answer } = await ask(kept);
+      t.match(
         answer,
-        failureAnswer("deny", 0, ""),
-        "a surviving slot is denied while the breaker is open",
+        { overall_code: "OK", statuses: [{ code: "OK", limit_remaining: 8 }] },
+        "a surviving slot is counted while the lost node's breaker is open",
       );
-      t.ok(outcome.ms < 100, `answered in ${outcome.ms.toFixed(1)} ms`);
-      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 7, redisErrors: 7 });
-      t.equal(await survivor!.cli("GET", keptKey), "1", "nothing sent while open");
-
-      // The cooldown over, the surviving slot's decision is the probe: it succeeds and closes the breaker.
-      await sleep(COOLDOWN_MS + 100);
-      const probe = await ask(kept);
-      t.match(probe.answer, { overall_code: "OK", statuses: [{ code: "OK", limit_remaining: 8 }] }, "probe");
       t.equal(await survivor!.cli("GET", keptKey), "2", "counted on the surviving primary");
-      t.match(breakerLines(daemon)[1], /^counter store recovered after \d+\.\d s$/);
-      t.equal((await outageStats(daemon, "deny")).breakerOpen, 0);
-      const again = await ask(lost);
-      t.strictSame(again.answer, failureAnswer("deny", 0, ""), "the lost slot is still denied");
-      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 0, failures: 8, redisErrors: 8 });
+      // A request on both nodes is answered by the failure mode as a whole, and nothing of it is sent.
+      const spanning = await askOnce(() =>
+        client.shouldRateLimit({
+          domain: "outage",
+          descriptors: [lost, kept].map((value) => ({ entries: [{ key: "limited", value }] })),
+        }),
+      );
+      t.strictSame(
+        spanning.answer,
+        {
+          overall_code: "OVER_LIMIT",
+          statuses: [lost, kept].map(() => ({
+            code: "OVER_LIMIT",
+            current_limit: { requests_per_unit: 10, unit: "MINUTE" },
+            duration_until_reset: { seconds: "window" },
+          })),
+        },
+        "a request spanning the lost and a surviving node: denied whole",
+      );
+      t.equal(await survivor!.cli("GET", keptKey), "2", "its surviving descriptor not counted");
+      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 7, redisErrors: 7 });
+      t.equal(
+        (await stats(daemon)).get(`ratelimit.backend.breaker_open.__node=${node}`),
+        1,
+        "the node's gauge",
+      );
+
+      // The cooldown over, the lost slot's decision is the node's probe: it fails, the breaker opens again.
+      await sleep(COOLDOWN_MS + 100);
+      const probe = await ask(lost);
+      t.strictSame(probe.answer, failureAnswer("deny", 0, ""), "probe: denied");
+      const [, again] = await waitForBreakerLines(daemon, 2);
+      t.match(
+        again,
+        new RegExp(
+          `^counter store node ${escaped(node)} still unavailable after \\d+\\.\\d s \\(.+\\), next probe in 1\\.0 s$`,
+        ),
+      );
+      t.match((await ask(kept)).answer, { overall_code: "OK", statuses: [{ limit_remaining: 7 }] });
+      t.strictSame(await outageStats(daemon, "deny"), { breakerOpen: 1, failures: 8, redisErrors: 8 });
+      const lossLines = records(daemon)
+        .map((r) => r["@message"])
+        .filter((m) => m.includes(`node ${node} lost: `));
+      t.equal(lossLines.length, 1, "the node's loss logged once");
     },
   );
 }

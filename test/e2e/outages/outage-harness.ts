@@ -98,11 +98,14 @@ export function records(daemon: DaemonProcess): LogRecord[] {
     .map((line) => JSON.parse(line) as LogRecord);
 }
 
-/** The messages of the breaker's transitions (open, re-open after a failed probe, close), in order. */
+/**
+ * The messages of the breaker's transitions (open, re-open after a failed probe, close), in order; a
+ * Redis Cluster node's name the node (`counter store node 127.0.0.1:7001 unavailable …`).
+ */
 export function breakerLines(daemon: DaemonProcess): string[] {
   return records(daemon)
     .map((r) => r["@message"])
-    .filter((m) => /^counter store (unavailable|still unavailable|recovered)\b/.test(m));
+    .filter((m) => /^counter store (node \S+ )?(unavailable|still unavailable|recovered)\b/.test(m));
 }
 
 /** How many decisions a throttled line stands for: itself plus `(and N more in the last X.X s)`. */

@@ -41,9 +41,9 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       const client = envoyRlsClient(`127.0.0.1:${daemon.grpcPort}`);
       t.teardown(() => client.close());
       const ask = () => timed(() => client.shouldRateLimit(roomy("failover")));
-      const key = windowKey("outage", "roomy", "failover", 3600);
-
+      // The window's key once the wait is over: a wait that crosses the hour starts a new window.
       await stayInsideWindow(3600, 60);
+      const key = windowKey("outage", "roomy", "failover", 3600);
       for (let i = 0; i < 3; i++) t.equal((await ask()).response?.overall_code, "OK", `before #${i + 1}`);
       t.equal(await group.primary.cli("GET", key), "3", "counted on the primary");
 

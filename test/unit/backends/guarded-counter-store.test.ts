@@ -2,6 +2,7 @@ import t from "tap";
 import { CircuitBreaker } from "../../../src/backends/circuit-breaker.js";
 import { GuardedCounterStore } from "../../../src/backends/guarded-counter-store.js";
 import { MemoryStore } from "../../../src/backends/memory/memory-store.js";
+import { NodeBreakers } from "../../../src/backends/node-breakers.js";
 import type { SlidingOperation } from "../../../src/engine/algorithms/counter-operation.js";
 import type { CounterIncrement, CounterStore } from "../../../src/engine/counter-store.js";
 import { BackendError, BackendUnavailableError, InvalidArgumentError } from "../../../src/errors.js";
@@ -16,7 +17,12 @@ const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms",
 /** A remote-like store whose calls wait until the test settles them, in order. */
 class HeldStore implements CounterStore {
   readonly name = "redis";
-  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const, remote: true };
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: ["fixed_window"] as const,
+    reservations: false,
+    remote: true,
+  };
   readonly calls: { resolve: (values: number[]) => void; reject: (error: unknown) => void }[] = [];
   readonly released: (readonly SlidingOperation[])[] = [];
   increment(): Promise<number[]> {
@@ -203,5 +209,33 @@ t.test(
     inner.calls[3]!.reject(TIMEOUT);
     await new Promise((resolve) => setImmediate(resolve));
     t.equal(breaker.isOpen, true);
+  },
+);
+
+t.test(
+  "a Redis Cluster's node breakers: the store's state is its worst node's, calls pass straight on",
+  async (t) => {
+    const breakers = new NodeBreakers(
+      () => new CircuitBreaker({ failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 }),
+    );
+    const store = new HeldStore();
+    const guarded = new GuardedCounterStore(store, {
+      breaker: undefined,
+      nodeBreakers: breakers,
+      maxPending: 10,
+    });
+    t.equal(guarded.breakerState, "closed");
+    breakers.settle(["a:1"], breakers.admit(["a:1"]), () => TIMEOUT);
+    t.equal(guarded.breakerState, "open", "one node's open breaker shows");
+    const call = guarded.increment([INC]);
+    t.equal(
+      store.calls.length,
+      1,
+      "the store itself consults its node breakers: the guard lets the call through",
+    );
+    store.calls[0]!.resolve([1]);
+    t.strictSame(await call, [1]);
+    guarded.release([]);
+    t.strictSame(store.released, [[]], "releases go to the store, which leaves out open nodes' keys");
   },
 );

@@ -55,3 +55,27 @@ t.test("the bound: truncated only when a node that would show was left out", asy
   t.strictSame(keys(matched), ["d.a", "d.a.b_one"]);
   t.equal(matched.truncated, true, "b_two matched and was left out");
 });
+
+t.test("a limit's reservation, on rate_limit and on a stacked entry; null without one", async (t) => {
+  const withReservations = rulesFromYaml(
+    registry,
+    `domain: ai
+descriptors:
+  - key: user
+    rate_limit: { unit: hour, requests_per_unit: 100, reservation: { estimate: 10, ttl: 2m, request_id_key: rid } }
+  - key: team
+    rate_limits:
+      - { unit: minute, requests_per_unit: 50 }
+      - { unit: day, requests_per_unit: 900, reservation: { estimate: 30, ttl: 1h } }
+`,
+  );
+  const result = rulesJson(withReservations, (stats) => registry.ruleCounts(stats), {
+    query: "",
+    maxNodes: 10,
+  });
+  const [user, team] = result.domains[0]!.rules;
+  t.strictSame(user!.limit!.reservation, { estimate: 10, ttlSeconds: 120, requestIdKey: "rid" });
+  t.equal(team!.limit!.reservation, null);
+  t.strictSame(team!.limit!.stacked[0]!.reservation, { estimate: 30, ttlSeconds: 3600, requestIdKey: null });
+  t.equal(answer("", 10).domains[0]!.rules[1]!.limit!.reservation, null, "a plain rule: null");
+});

@@ -45,7 +45,12 @@ const TIMEOUT = new BackendError("redis 10.0.0.7:6379: no answer within 300 ms",
 /** A memory store standing in for Redis: while `down`, every call fails as a timed-out Redis call does. */
 class FailingStore implements CounterStore {
   readonly name = "redis";
-  readonly capabilities = { readsWithoutCounting: true, algorithms: ["fixed_window"] as const, remote: true };
+  readonly capabilities = {
+    readsWithoutCounting: true,
+    algorithms: ["fixed_window"] as const,
+    reservations: false,
+    remote: true,
+  };
   readonly #memory: MemoryStore;
   down = false;
   constructor(options: { nowMs: () => number }) {

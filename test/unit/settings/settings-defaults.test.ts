@@ -18,6 +18,7 @@ const LISTENERS: Row[] = [
   ["GRPC_MAX_CONNECTION_AGE", "grpcMaxConnectionAgeMs", 24 * 3_600_000],
   ["GRPC_MAX_CONNECTION_AGE_GRACE", "grpcMaxConnectionAgeGraceMs", 3_600_000],
   ["GRPC_MAX_CONCURRENT_STREAMS", "grpcMaxConcurrentStreams", 1000],
+  ["GRPC_MAX_TOTAL_STREAMS", "grpcMaxTotalStreams", 10_000],
   ["GRPC_REQUEST_READ_TIMEOUT", "grpcRequestReadTimeoutMs", 10_000],
   ["GRPC_MAX_CONNECTION_IDLE", "grpcMaxConnectionIdleMs", 300_000],
   ["GRPC_SERVER_USE_TLS", "grpcServerUseTls", false],

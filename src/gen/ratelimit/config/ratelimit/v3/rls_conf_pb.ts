@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file ratelimit/config/ratelimit/v3/rls_conf.proto.
  */
 export const file_ratelimit_config_ratelimit_v3_rls_conf: GenFile = /*@__PURE__*/
-  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciLxAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EkQKC3JhdGVfbGltaXRzGOgHIAMoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeSKKAgoPUmF0ZUxpbWl0UG9saWN5EjoKBHVuaXQYASABKA4yLC5yYXRlbGltaXQuY29uZmlnLnJhdGVsaW1pdC52My5SYXRlTGltaXRVbml0EhkKEXJlcXVlc3RzX3Blcl91bml0GAIgASgNEhEKCXVubGltaXRlZBgDIAEoCBIMCgRuYW1lGAQgASgJEkEKCHJlcGxhY2VzGAUgAygLMi8ucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0UmVwbGFjZRISCglhbGdvcml0aG0Y6AcgASgJEg4KBWJ1cnN0GOkHIAEoDRIYCg91bml0X211bHRpcGxpZXIY6gcgASgNIiAKEFJhdGVMaW1pdFJlcGxhY2USDAoEbmFtZRgBIAEoCSpmCg1SYXRlTGltaXRVbml0EgsKB1VOS05PV04QABIKCgZTRUNPTkQQARIKCgZNSU5VVEUQAhIICgRIT1VSEAMSBwoDREFZEAQSCAoEV0VFSxAHEgkKBU1PTlRIEAUSCAoEWUVBUhAGYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciLxAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EkQKC3JhdGVfbGltaXRzGOgHIAMoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeSLVAgoPUmF0ZUxpbWl0UG9saWN5EjoKBHVuaXQYASABKA4yLC5yYXRlbGltaXQuY29uZmlnLnJhdGVsaW1pdC52My5SYXRlTGltaXRVbml0EhkKEXJlcXVlc3RzX3Blcl91bml0GAIgASgNEhEKCXVubGltaXRlZBgDIAEoCBIMCgRuYW1lGAQgASgJEkEKCHJlcGxhY2VzGAUgAygLMi8ucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0UmVwbGFjZRISCglhbGdvcml0aG0Y6AcgASgJEg4KBWJ1cnN0GOkHIAEoDRIYCg91bml0X211bHRpcGxpZXIY6gcgASgNEkkKC3Jlc2VydmF0aW9uGOsHIAEoCzIzLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFJlc2VydmF0aW9uIk0KFFJhdGVMaW1pdFJlc2VydmF0aW9uEhAKCGVzdGltYXRlGAEgASgNEgsKA3R0bBgCIAEoCRIWCg5yZXF1ZXN0X2lkX2tleRgDIAEoCSIgChBSYXRlTGltaXRSZXBsYWNlEgwKBG5hbWUYASABKAkqZgoNUmF0ZUxpbWl0VW5pdBILCgdVTktOT1dOEAASCgoGU0VDT05EEAESCgoGTUlOVVRFEAISCAoESE9VUhADEgcKA0RBWRAEEggKBFdFRUsQBxIJCgVNT05USBAFEggKBFlFQVIQBmIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message ratelimit.config.ratelimit.v3.RateLimitConfig
@@ -154,6 +154,13 @@ export type RateLimitPolicy = Message<"ratelimit.config.ratelimit.v3.RateLimitPo
    * @generated from field: uint32 unit_multiplier = 1002;
    */
   unitMultiplier: number;
+
+  /**
+   * Checks (hits 0) hold an estimate until the request's cost is charged (docs/token-budgets.md).
+   *
+   * @generated from field: ratelimit.config.ratelimit.v3.RateLimitReservation reservation = 1003;
+   */
+  reservation?: RateLimitReservation | undefined;
 };
 
 /**
@@ -162,6 +169,41 @@ export type RateLimitPolicy = Message<"ratelimit.config.ratelimit.v3.RateLimitPo
  */
 export const RateLimitPolicySchema: GenMessage<RateLimitPolicy> = /*@__PURE__*/
   messageDesc(file_ratelimit_config_ratelimit_v3_rls_conf, 2);
+
+/**
+ * A limit's reservation, as the YAML `reservation:` map.
+ *
+ * @generated from message ratelimit.config.ratelimit.v3.RateLimitReservation
+ */
+export type RateLimitReservation = Message<"ratelimit.config.ratelimit.v3.RateLimitReservation"> & {
+  /**
+   * Units held by each admitted check (integer >= 1, at most the limit).
+   *
+   * @generated from field: uint32 estimate = 1;
+   */
+  estimate: number;
+
+  /**
+   * How long an unsettled hold lives: "Ns", "Nm" or "Nh", 1s to 24h (the YAML's text).
+   *
+   * @generated from field: string ttl = 2;
+   */
+  ttl: string;
+
+  /**
+   * Optional: the descriptor entry whose value names the request.
+   *
+   * @generated from field: string request_id_key = 3;
+   */
+  requestIdKey: string;
+};
+
+/**
+ * Describes the message ratelimit.config.ratelimit.v3.RateLimitReservation.
+ * Use `create(RateLimitReservationSchema)` to create a new message.
+ */
+export const RateLimitReservationSchema: GenMessage<RateLimitReservation> = /*@__PURE__*/
+  messageDesc(file_ratelimit_config_ratelimit_v3_rls_conf, 3);
 
 /**
  * @generated from message ratelimit.config.ratelimit.v3.RateLimitReplace
@@ -178,7 +220,7 @@ export type RateLimitReplace = Message<"ratelimit.config.ratelimit.v3.RateLimitR
  * Use `create(RateLimitReplaceSchema)` to create a new message.
  */
 export const RateLimitReplaceSchema: GenMessage<RateLimitReplace> = /*@__PURE__*/
-  messageDesc(file_ratelimit_config_ratelimit_v3_rls_conf, 3);
+  messageDesc(file_ratelimit_config_ratelimit_v3_rls_conf, 4);
 
 /**
  * @generated from enum ratelimit.config.ratelimit.v3.RateLimitUnit
