@@ -8,7 +8,8 @@
  * - One key per limit, a hash: `w` the window start (ms), `u` its count, `p` the previous window's, `o` the
  *   last placing order, and one field per hold — `=<request id>` or `#<order>` — valued `<amount>:<expires ms>:<order>`.
  *   One key, so one slot: on a cluster the step runs whole on the node owning it. A token bucket's record
- *   keeps `w` the last step's time (ms) and `u` its tokens not yet refilled × the refill period in ms.
+ *   keeps `w` the last step's time (ms) and `u` its tokens not yet refilled × the refill period in ms,
+ *   written with `%.17g` (a whole number, in exponent form only beyond 10¹⁷, where `%d` could overflow).
  * - The key lives until its window ends (a bucket: until it is full again) or its last hold expires,
  *   whichever is later, plus the jitter.
  * - Numbers are written with `%d` (Lua 5.1 would write large ones in exponent form); Redis 4+ (HSET with
@@ -153,7 +154,9 @@ else
   end
   if count + held <= limit then ok = 1 end
 end
-redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', string.format('%d', used), 'p', string.format('%d', previous))
+local usedText = string.format('%d', used)
+if bucket then usedText = string.format('%.17g', used) end
+redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', usedText, 'p', string.format('%d', previous))
 local reset = resetMs()
 local expires = now + reset
 if sliding then expires = expires + windowMs end

@@ -113,6 +113,9 @@ t.test("memory: the scenario on a token bucket, and its refill on the store's cl
   t.same(await run(store, fast(1, "a")), [1, 5501, 0, 0, 2000], "1,500 more refilled; a settles its hold");
   nowMs += 10_000;
   t.same(await run(store, fast(0), true), [0, 0, 0, 0, 0], "full again: the record is gone");
+  const huge = (hits: number) => bucketStep("huge_resvgcra3153600000", hits, "", 4e9, 3_153_600_000);
+  t.same(await run(store, huge(4e9)), [0, 4e9, 0, 0, 0], "a bucket refilled over 100 years");
+  t.same(await run(store, huge(1)), [0, 4e9 + 1, 0, 0, 0]);
 });
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
@@ -148,6 +151,12 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
       refilled >= (readAt - chargedBy - 2) * 10 && refilled <= (readBy - chargedAt + 2) * 10,
       `the bucket refilled 10 tokens a ms on Redis's clock (${refilled} in ${readAt - chargedBy}–${readBy - chargedAt} ms)`,
     );
+
+    // 4·10⁹ tokens taken from a bucket refilled over 100 years: u is 1.26·10²², beyond `%d`.
+    const huge = (hits: number) => bucketStep("huge_resvgcra3153600000", hits, "", 4e9, 3_153_600_000);
+    t.same(await run(store, huge(4e9)), [0, 4e9, 0, 0, 0]);
+    t.same(await run(store, huge(1)), [0, 4e9 + 1, 0, 0, 0], "read back whole");
+    t.match(await redis.cli("HGET", "huge_resvgcra3153600000", "u"), /^1\.261\d+e\+22$/);
 
     await redis.cli("SCRIPT", "FLUSH");
     t.same(await run(store, step("flushed_resv3600", 0, "x")), [1, 0, 2000, 1, 2000], "EVAL after NOSCRIPT");
