@@ -142,7 +142,9 @@ function compileLimit(
   if (algorithm === "token_bucket") checkBucket(policy.requestsPerUnit, burst, windowSeconds, source, where);
   const compiled: RateLimitRule = { ...rule, algorithm, unitMultiplier, burst, limitIndex: index ?? 0 };
   if (policy.reservation === undefined) return compiled;
-  const reservation = compileReservation(policy.reservation, algorithm, policy.requestsPerUnit, context);
+  // A bucket's L is its capacity (docs/token-budgets.md).
+  const capacity = algorithm === "token_bucket" ? burst : policy.requestsPerUnit;
+  const reservation = compileReservation(policy.reservation, capacity, context);
   return { ...compiled, reservation };
 }
 
@@ -152,19 +154,8 @@ const MAX_RESERVATION_TTL_SECONDS = 86_400;
 const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600 };
 
 /** A limit's `reservation`, validated (docs/token-budgets.md). */
-function compileReservation(
-  written: ReservationDocument,
-  algorithm: LimitAlgorithm,
-  limit: number,
-  context: LimitContext,
-): Reservation {
+function compileReservation(written: ReservationDocument, limit: number, context: LimitContext): Reservation {
   const { source, where, pathKeys } = context;
-  if (algorithm === "token_bucket") {
-    throw new ConfigError(
-      source,
-      `${where}: reservation works with algorithms fixed_window and sliding_window, not token_bucket`,
-    );
-  }
   const { estimate } = written;
   if (estimate === undefined) throw new ConfigError(source, `${where}: reservation needs an estimate`);
   if (!(Number.isInteger(estimate) && estimate >= 1 && estimate <= UINT32_MAX)) {

@@ -39,6 +39,23 @@ descriptors:
     rate_limit: {unit: hour, requests_per_unit: 10}
 `;
 
+/** Token buckets: 10,000 a day (a token each 8.64 s: no refill within a test) and 10,000 a second. */
+const BUCKET_RULES = `domain: ai
+descriptors:
+  - key: tenant
+    rate_limit:
+      unit: day
+      requests_per_unit: 10000
+      algorithm: token_bucket
+      reservation: {estimate: 2000, ttl: 300s}
+  - key: burst
+    rate_limit:
+      unit: second
+      requests_per_unit: 10000
+      algorithm: token_bucket
+      reservation: {estimate: 2000, ttl: 300s}
+`;
+
 const statOf = (stats: string, name: string) =>
   Number(new RegExp(`^${name.replaceAll(".", "\\.")}: (\\d+)$`, "m").exec(stats)?.[1]);
 
@@ -256,6 +273,38 @@ t.test(
   },
 );
 
+t.test(
+  "memory backend: a token bucket's reservations, U the tokens taken and not yet refilled",
+  async (t) => {
+    const daemon = await startDaemon({ RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUCKET_RULES } }) });
+    t.teardown(() => daemon.stop());
+    const call = budgetCaller(`127.0.0.1:${daemon.grpcPort}`);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call("tenant", "c", 0)));
+    t.equal(answers.filter(([code]) => code === OK).length, 5, "20 concurrent checks admit exactly 5");
+    t.same(
+      answers
+        .filter(([code]) => code === OK)
+        .map(([, remaining]) => remaining)
+        .sort((a, b) => a - b),
+      [0, 2000, 4000, 6000, 8000],
+    );
+    // The oldest hold goes: U 1,500, R 8,000.
+    t.same(await call("tenant", "c", 1500), [OK, 500]);
+    t.same(await call("tenant", "c", 0), [OVER_LIMIT, 0], "U + R + estimate > L");
+    // Into debt beyond the bucket: U 4,500, R 6,000.
+    t.same(await call("tenant", "c", 3000), [OVER_LIMIT, 0]);
+    t.same(await call("tenant", "c", 4000), [OVER_LIMIT, 0], "U 8,500, R 4,000");
+
+    // 10,000 a second: a full charge empties the bucket, which refills 10 tokens a ms.
+    t.same(await call("burst", "b", 10_000), [OK, 0]);
+    t.same(await call("burst", "b", 0), [OVER_LIMIT, 0], "nothing refilled yet to hold 2,000");
+    await sleep(400);
+    const [code, remaining] = await call("burst", "b", 0);
+    t.equal(code, OK, "400 ms refilled more than the estimate");
+    t.ok(remaining >= 2000 && remaining <= 8000, `remaining ${remaining}: refilled less the new hold`);
+  },
+);
+
 if (requireBinaries(t, ["memcached"])) {
   t.test("memcached refuses a rule set with a reservation whole, naming the rule", async (t) => {
     const server = await startMemcached(t);
@@ -320,6 +369,30 @@ if (requireBinaries(t, ["redis-server"])) {
     await sleep(2_100);
     t.same(await one("user", "r", 0, "req-3"), [OK, 7000]);
     t.same(await two("user", "r", 0, "req-4"), [OK, 5000]);
+  });
+
+  t.test("two daemons on one Redis share a token bucket's holds", async (t) => {
+    const redis = await startRedis(t);
+    const env = { BACKEND_TYPE: "redis", REDIS_SOCKET_TYPE: "tcp", REDIS_URL: redis.url };
+    const first = await startDaemon({
+      ...env,
+      RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUCKET_RULES } }),
+    });
+    t.teardown(() => first.stop());
+    const second = await startDaemon({
+      ...env,
+      RUNTIME_ROOT: t.testdir({ config: { "ai.yaml": BUCKET_RULES } }),
+    });
+    t.teardown(() => second.stop());
+    const one = budgetCaller(`127.0.0.1:${first.grpcPort}`);
+    const two = budgetCaller(`127.0.0.1:${second.grpcPort}`);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? one : two)("tenant", "shared", 0)),
+    );
+    t.equal(answers.filter(([code]) => code === OK).length, 5, "20 concurrent checks admit exactly 5");
+    t.same(await one("tenant", "shared", 1500), [OK, 500]);
+    t.same(await two("tenant", "shared", 3000), [OVER_LIMIT, 0], "into debt: U 4,500, R 6,000");
+    t.equal(await redis.cli("HLEN", "ai_tenant_shared_resvgcra86400"), "7", "w, u, p, o and three holds");
   });
 }
 

@@ -7,8 +7,11 @@
  *
  * - One key per limit, a hash: `w` the window start (ms), `u` its count, `p` the previous window's, `o` the
  *   last placing order, and one field per hold — `=<request id>` or `#<order>` — valued `<amount>:<expires ms>:<order>`.
- *   One key, so one slot: on a cluster the step runs whole on the node owning it.
- * - The key lives until its window ends or its last hold expires, whichever is later, plus the jitter.
+ *   One key, so one slot: on a cluster the step runs whole on the node owning it. A token bucket's record
+ *   keeps `w` the last step's time (ms) and `u` its tokens not yet refilled × the refill period in ms,
+ *   written with `%.17g` (a whole number, in exponent form only beyond 10¹⁷, where `%d` could overflow).
+ * - The key lives until its window ends (a bucket: until it is full again) or its last hold expires,
+ *   whichever is later, plus the jitter.
  * - Numbers are written with `%d` (Lua 5.1 would write large ones in exponent form); Redis 4+ (HSET with
  *   several fields); `redis.replicate_commands()` for writes after `TIME` on Redis 3.2–4.
  */
@@ -19,8 +22,9 @@ import { BackendError } from "../../errors.js";
 
 /**
  * KEYS[1] the record; ARGV: mode (`check`, `charge` or `read`), hits, limit, estimate, hold ttl (ms), window
- * (ms), the request's hold id (`=<id>`, or "" for none), jitter (ms), sliding (`1`: U is the sliding-window
- * estimate). Replies `{ok, U, R, liveHolds,
+ * (ms), the request's hold id (`=<id>`, or "" for none), jitter (ms), shape (`1`: U is the sliding-window
+ * estimate; `b`: a token bucket, window = its refill period; `0`: a fixed window), refill (a bucket's tokens
+ * per window). Replies `{ok, U, R, liveHolds,
  * msToWindowEnd, heldOrReleased}`; a read replies `{ownHoldLive, U, R, liveHolds, msToWindowEnd, 0}` and
  * writes nothing.
  */
@@ -37,6 +41,8 @@ local windowMs = tonumber(ARGV[6])
 local ownId = ARGV[7]
 local jitterMs = tonumber(ARGV[8])
 local sliding = ARGV[9] == '1'
+local bucket = ARGV[9] == 'b'
+local refill = tonumber(ARGV[10])
 local windowStart = now - (now % windowMs)
 local windowEnd = windowStart + windowMs
 local record = redis.call('HGETALL', key)
@@ -73,19 +79,40 @@ for i = 1, #record, 2 do
     end
   end
 end
-if storedWindow ~= windowStart then
-  if storedWindow == windowStart - windowMs then previous = used else previous = 0 end
-  used = 0
+local count
+if bucket then
+  local at = storedWindow or 0
+  if now > at then
+    local drained = (now - at) * refill
+    if used > drained then used = used - drained else used = 0 end
+    windowStart = now
+  else
+    windowStart = at
+  end
+  count = math.floor(used / windowMs)
+  if count * windowMs < used then count = count + 1 end
+else
+  if storedWindow ~= windowStart then
+    if storedWindow == windowStart - windowMs then previous = used else previous = 0 end
+    used = 0
+  end
+  count = used
+  if sliding then
+    local product = previous * (windowEnd - now)
+    count = count + (product - (product % windowMs)) / windowMs
+  end
 end
-local weight = 0
-if sliding then
-  local product = previous * (windowEnd - now)
-  weight = (product - (product % windowMs)) / windowMs
+local function resetMs()
+  if not bucket then return windowEnd - now end
+  if refill <= 0 then return windowMs end
+  local r = math.floor(used / refill)
+  if r * refill < used then r = r + 1 end
+  return r
 end
 if mode == 'read' then
   local own = 0
   if ownId ~= '' and holds[ownId] then own = 1 end
-  return {own, weight + used, held, live, windowEnd - now, 0}
+  return {own, count, held, live, resetMs(), 0}
 end
 if #expired > 0 then redis.call('HDEL', key, unpack(expired)) end
 local ok = 0
@@ -96,8 +123,8 @@ if mode == 'check' then
   if own then
     own[2] = now + holdTtl
     redis.call('HSET', key, ownId, string.format('%d:%d:%d', own[1], own[2], own[3]))
-    if weight + used + held <= limit then ok = 1 end
-  elseif weight + used + held + estimate <= limit then
+    if count + held <= limit then ok = 1 end
+  elseif count + held + estimate <= limit then
     order = order + 1
     local id = ownId
     if id == '' then id = '#' .. string.format('%d', order) end
@@ -109,7 +136,8 @@ if mode == 'check' then
     ok = 1
   end
 else
-  used = used + hits
+  if bucket then used = used + hits * windowMs else used = used + hits end
+  count = count + hits
   local id = ownId
   if id == '' then
     id = nil
@@ -124,16 +152,19 @@ else
     holds[id] = nil
     redis.call('HDEL', key, id)
   end
-  if weight + used + held <= limit then ok = 1 end
+  if count + held <= limit then ok = 1 end
 end
-redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', string.format('%d', used), 'p', string.format('%d', previous))
-local expires = windowEnd
-if sliding then expires = windowEnd + windowMs end
+local usedText = string.format('%d', used)
+if bucket then usedText = string.format('%.17g', used) end
+redis.call('HSET', key, 'w', string.format('%d', windowStart), 'u', usedText, 'p', string.format('%d', previous))
+local reset = resetMs()
+local expires = now + reset
+if sliding then expires = expires + windowMs end
 for _, hold in pairs(holds) do
   if hold[2] > expires then expires = hold[2] end
 end
 redis.call('PEXPIRE', key, expires - now + jitterMs)
-return {ok, weight + used, held, live, windowEnd - now, changed}
+return {ok, count, held, live, reset, changed}
 `;
 
 /** SHA1 of {@link RESERVATION_SCRIPT} in hex, as `EVALSHA` and `SCRIPT LOAD` name it. */
@@ -154,7 +185,8 @@ export function reservationScriptArgs(
   windowMs: string,
   holdId: string,
   jitterMs: string,
-  sliding: string,
+  shape: string,
+  refill: string,
 ] {
   const mode = reading ? "read" : operation.charge ? "charge" : "check";
   return [
@@ -168,7 +200,8 @@ export function reservationScriptArgs(
     String(operation.windowSeconds * 1000),
     holdIdOf(operation.requestId) ?? "",
     String(operation.jitterSeconds * 1000),
-    operation.sliding ? "1" : "0",
+    operation.bucket ? "b" : operation.sliding ? "1" : "0",
+    String(operation.refill),
   ];
 }
 

@@ -83,6 +83,13 @@ export interface ReserveOperation {
    * current`; else the current window's count.
    */
   readonly sliding: boolean;
+  /**
+   * `token_bucket`: U is the tokens taken and not yet refilled, refilled at `refill` tokens per window, and
+   * `limit` is the bucket's capacity (its burst); `windowSeconds` is then the refill period, not a window.
+   */
+  readonly bucket: boolean;
+  /** A bucket's refill, tokens per `windowSeconds` (its requests_per_unit); 0 for a window. */
+  readonly refill: number;
   /** The request's id (`request_id_key`'s value); "" when it has none. */
   readonly requestId: string;
   /** Extra seconds the record lives beyond its window and holds (EXPIRATION_JITTER_MAX_SECONDS). */

@@ -7,6 +7,11 @@
  * window's before it, and the holds by id, each with its amount, expiry and placing order. U is `used`, or
  * for a sliding window `floor(previous × (windowEnd − now) / window) + used`. Holds do not belong to a window:
  * a window change moves the counts only.
+ *
+ * A token bucket's record uses the same two fields differently: `used` is the tokens taken and not yet
+ * refilled, scaled by the refill period in ms (a whole number: `tokens × windowMs`), as of `windowStartMs`,
+ * the last step's time; it drains by `refill` per ms, so U = ceil(used / windowMs). Whole numbers keep the
+ * memory store and the Redis script exact and alike (below 2⁵³, a budget of 10⁸ tokens a day).
  */
 import type { ReserveOperation } from "./counter-operation.js";
 
@@ -53,10 +58,18 @@ export function reservationStep(
   nowMs: number,
 ): ReservationResult {
   const windowMs = operation.windowSeconds * 1000;
-  const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
-  alignWindow(book, windowStartMs, windowMs);
-  const windowEndMs = windowStartMs + windowMs;
-  const weight = operation.sliding ? weightedCount(book.previous, windowEndMs - nowMs, windowMs) : 0;
+  let used: number;
+  if (operation.bucket) {
+    drainBucket(book, nowMs, operation.refill);
+    used = ceilDiv(book.used, windowMs);
+  } else {
+    const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
+    alignWindow(book, windowStartMs, windowMs);
+    const weight = operation.sliding
+      ? weightedCount(book.previous, windowStartMs + windowMs - nowMs, windowMs)
+      : 0;
+    used = weight + book.used;
+  }
   let held = prune(book, nowMs);
   const ownId = holdIdOf(operation.requestId);
   let ok: boolean;
@@ -65,8 +78,8 @@ export function reservationStep(
     const own = ownId === undefined ? undefined : book.holds.get(ownId);
     if (own !== undefined) {
       own.expiresAtMs = nowMs + operation.holdTtlMs;
-      ok = weight + book.used + held <= operation.limit;
-    } else if (weight + book.used + held + operation.estimate <= operation.limit) {
+      ok = used + held <= operation.limit;
+    } else if (used + held + operation.estimate <= operation.limit) {
       book.order += 1;
       const id = ownId ?? `#${book.order}`;
       book.holds.set(id, {
@@ -79,7 +92,8 @@ export function reservationStep(
       ok = true;
     } else ok = false;
   } else {
-    book.used += operation.hits;
+    book.used += operation.bucket ? operation.hits * windowMs : operation.hits;
+    used += operation.hits;
     const id = ownId ?? oldestHold(book);
     const hold = id === undefined ? undefined : book.holds.get(id);
     if (hold !== undefined) {
@@ -87,14 +101,40 @@ export function reservationStep(
       held -= hold.amount;
       changed = hold.amount;
     }
-    ok = weight + book.used + held <= operation.limit;
+    ok = used + held <= operation.limit;
   }
-  // A sliding window's counts weigh until the end of the next window.
-  const countsEndMs = operation.sliding ? windowEndMs + windowMs : windowEndMs;
+  const resetMs = resetMsOf(book, operation, nowMs);
+  // A sliding window's counts weigh until the end of the next window; a bucket's until it is full again.
+  let countsEndMs = nowMs + resetMs;
+  if (operation.sliding) countsEndMs += windowMs;
   return {
-    values: [ok ? 1 : 0, weight + book.used, held, book.holds.size, windowEndMs - nowMs, changed],
+    values: [ok ? 1 : 0, used, held, book.holds.size, resetMs, changed],
     expiresAtMs: recordExpiry(book, countsEndMs),
   };
+}
+
+/**
+ * Ms until the counts stop weighing: to the window's end, or until a bucket is full again
+ * (`ceil(used / refill)`; a refill of 0, a request-level override of 0, never refills: its window).
+ */
+function resetMsOf(book: HoldBook, operation: ReserveOperation, nowMs: number): number {
+  const windowMs = operation.windowSeconds * 1000;
+  if (!operation.bucket) return Math.floor(nowMs / windowMs) * windowMs + windowMs - nowMs;
+  return operation.refill > 0 ? ceilDiv(book.used, operation.refill) : windowMs;
+}
+
+/** Refills a bucket's record to `nowMs`: `used` drains by `refill` per ms since the last step, down to 0. */
+function drainBucket(book: HoldBook, nowMs: number, refill: number): void {
+  if (nowMs <= book.windowStartMs) return;
+  const drained = (nowMs - book.windowStartMs) * refill;
+  book.used = book.used > drained ? book.used - drained : 0;
+  book.windowStartMs = nowMs;
+}
+
+/** ceil(a / b) for whole a ≥ 0 and b > 0, as the Redis script computes it. */
+function ceilDiv(a: number, b: number): number {
+  const quotient = Math.floor(a / b);
+  return quotient * b < a ? quotient + 1 : quotient;
 }
 
 /** The step's values without writing: `[ownHoldLive, U, R, liveHolds, msToWindowEnd, 0]` (absent = empty). */
@@ -109,14 +149,23 @@ export function reservationRead(
   let held = 0;
   let live = 0;
   let own = 0;
+  let resetMs = windowStartMs + windowMs - nowMs;
   const ownId = holdIdOf(operation.requestId);
+  if (operation.bucket) {
+    const bucket = { ...(book ?? emptyHoldBook()), holds: new Map<string, Hold>() };
+    drainBucket(bucket, nowMs, operation.refill);
+    used = ceilDiv(bucket.used, windowMs);
+    resetMs = resetMsOf(bucket, operation, nowMs);
+  }
   if (book !== undefined) {
-    let previous = 0;
-    if (book.windowStartMs === windowStartMs) {
-      used = book.used;
-      previous = book.previous;
-    } else if (book.windowStartMs === windowStartMs - windowMs) previous = book.used;
-    if (operation.sliding) used += weightedCount(previous, windowStartMs + windowMs - nowMs, windowMs);
+    if (!operation.bucket) {
+      let previous = 0;
+      if (book.windowStartMs === windowStartMs) {
+        used = book.used;
+        previous = book.previous;
+      } else if (book.windowStartMs === windowStartMs - windowMs) previous = book.used;
+      if (operation.sliding) used += weightedCount(previous, windowStartMs + windowMs - nowMs, windowMs);
+    }
     for (const [id, hold] of book.holds) {
       if (hold.expiresAtMs <= nowMs) continue;
       held += hold.amount;
@@ -124,7 +173,7 @@ export function reservationRead(
       if (id === ownId) own = 1;
     }
   }
-  return [own, used, held, live, windowStartMs + windowMs - nowMs, 0];
+  return [own, used, held, live, resetMs, 0];
 }
 
 /** The hold id of a request id; undefined for none (""). */
@@ -171,8 +220,8 @@ function oldestHold(book: HoldBook): string | undefined {
   return oldest;
 }
 
-function recordExpiry(book: HoldBook, windowEndMs: number): number {
-  let expiresAtMs = windowEndMs;
+function recordExpiry(book: HoldBook, countsEndMs: number): number {
+  let expiresAtMs = countsEndMs;
   for (const hold of book.holds.values()) expiresAtMs = Math.max(expiresAtMs, hold.expiresAtMs);
   return expiresAtMs;
 }

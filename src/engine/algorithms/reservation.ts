@@ -1,8 +1,9 @@
 /**
- * A limit with a `reservation` (docs/token-budgets.md, spec §E7): its window's count U (a fixed window's, or
- * a sliding window's estimate) and its live holds R decided together, from one atomic store step
- * (reservation-step.ts). Not an algorithm of its own: a rule with a reservation keeps its `fixed_window` or
- * `sliding_window`, and is planned and decided by this module.
+ * A limit with a `reservation` (docs/token-budgets.md, spec §E7): its count U (a fixed window's, a sliding
+ * window's estimate, or the tokens a token bucket has given out and not yet refilled) and its live holds R
+ * decided together, from one atomic store step (reservation-step.ts). Not an algorithm of its own: a rule
+ * with a reservation keeps its `fixed_window`, `sliding_window` or `token_bucket`, and is planned and decided
+ * by this module. A bucket's L is its capacity (`burst`, by default requests_per_unit).
  */
 import { UNIT_SECOND } from "../units.js";
 import type { Algorithm } from "./algorithm.js";
@@ -10,6 +11,7 @@ import type { AlgorithmLimit, Reservation } from "./algorithm-limit.js";
 import type { ReserveOperation } from "./counter-operation.js";
 import { fixedWindow } from "./fixed-window.js";
 import type { LimitOutcome } from "./limit-outcome.js";
+import { tokenBucket } from "./token-bucket.js";
 
 /**
  * Key of a limit's reservation record: `base + "resv" + windowSeconds`, then `_l<i>` for limit index
@@ -18,6 +20,15 @@ import type { LimitOutcome } from "./limit-outcome.js";
  */
 export function reservationKeyFor(baseKey: string, windowSeconds: number, limitIndex: number): string {
   const key = `${baseKey}resv${windowSeconds}`;
+  return limitIndex > 0 ? `${key}_l${limitIndex}` : key;
+}
+
+/**
+ * Key of a token bucket's reservation record: `base + "resvgcra" + windowSeconds`, then `_l<i>` as above.
+ * Its record is not a window's, so a change between a window and a bucket starts a fresh one.
+ */
+export function bucketReservationKeyFor(baseKey: string, windowSeconds: number, limitIndex: number): string {
+  const key = `${baseKey}resvgcra${windowSeconds}`;
   return limitIndex > 0 ? `${key}_l${limitIndex}` : key;
 }
 
@@ -31,16 +42,19 @@ export function reservationOperation(
   requestId: string,
   jitterSeconds: number,
 ): ReserveOperation {
+  const bucket = limit.algorithm === "token_bucket";
   return {
     kind: "reserve",
-    key: reservationKeyFor(baseKey, limit.windowSeconds, limitIndex),
+    key: (bucket ? bucketReservationKeyFor : reservationKeyFor)(baseKey, limit.windowSeconds, limitIndex),
     hits,
     charge: hits > 0,
-    limit: limit.requestsPerUnit,
+    limit: bucket ? limit.burst : limit.requestsPerUnit,
     estimate: reservation.estimate,
     holdTtlMs: reservation.ttlSeconds * 1000,
     windowSeconds: limit.windowSeconds,
     sliding: limit.algorithm === "sliding_window",
+    bucket,
+    refill: bucket ? limit.requestsPerUnit : 0,
     requestId,
     jitterSeconds,
     perSecond: limit.unit === UNIT_SECOND,
@@ -52,10 +66,10 @@ export function reservationOperation(
  * the count U + R: a check's `before` is U + R before its hold and `after` the same with it (with the
  * estimate it asked for when refused); a charge's are U + R before and after it. Remaining = L − U − R
  * after the call when OK. The local cache may keep the key only while U alone is over: a refusal that
- * holds caused can end with any settlement.
+ * holds caused can end with any settlement (and a bucket's U falls with its next token: never kept).
  */
 export function reservationOutcome(
-  operation: Pick<ReserveOperation, "charge" | "hits" | "estimate" | "limit" | "sliding">,
+  operation: Pick<ReserveOperation, "charge" | "hits" | "estimate" | "limit" | "sliding" | "bucket">,
   values: ArrayLike<number>,
   offset: number,
 ): LimitOutcome {
@@ -95,8 +109,11 @@ export function reservationOutcome(
     after: Math.max(after, limit + 1),
     remaining: 0,
     resetSeconds,
-    // A sliding window's U decays as it slides: never certainly over until a window's end.
-    overLimitCacheMs: used >= limit && !operation.charge && !operation.sliding ? Math.max(0, resetMs - 1) : 0,
+    // A sliding window's U decays as it slides, a bucket's refills: never certainly over until a window's end.
+    overLimitCacheMs:
+      used >= limit && !operation.charge && !operation.sliding && !operation.bucket
+        ? Math.max(0, resetMs - 1)
+        : 0,
   };
 }
 
@@ -149,8 +166,9 @@ export const reservedWindow: Algorithm<ReserveOperation> = {
         charge: hits > 0,
         hits,
         estimate: limit.reservation?.estimate ?? 0,
-        limit: limit.requestsPerUnit,
+        limit: limit.algorithm === "token_bucket" ? limit.burst : limit.requestsPerUnit,
         sliding: limit.algorithm === "sliding_window",
+        bucket: limit.algorithm === "token_bucket",
       },
       values,
       offset,
@@ -159,7 +177,14 @@ export const reservedWindow: Algorithm<ReserveOperation> = {
     reservationIfCounted(operation, values, offset)[0] === 0,
   releaseOf: () => undefined,
   countersOf: (operation, values, offset) => [{ key: operation.key, value: values[offset + 1]! }],
-  resetWithoutCounts: fixedWindow.resetWithoutCounts,
-  capacityOf: fixedWindow.capacityOf,
-  policyOf: fixedWindow.policyOf,
+  resetWithoutCounts: (limit, nowSeconds) => shapeOf(limit).resetWithoutCounts(limit, nowSeconds),
+  capacityOf: (limit) => shapeOf(limit).capacityOf(limit),
+  policyOf: (limit) => shapeOf(limit).policyOf(limit),
 };
+
+/** The algorithm whose figures (capacity, policy, reset) a reserved limit states: a bucket's, else a window's. */
+function shapeOf(
+  limit: AlgorithmLimit,
+): Pick<Algorithm<never>, "resetWithoutCounts" | "capacityOf" | "policyOf"> {
+  return limit.algorithm === "token_bucket" ? tokenBucket : fixedWindow;
+}

@@ -5,6 +5,8 @@
 // plain model below, written from §E7's text without the engine's code; and after every step the budget is
 // overshot by no more than what charges brought beyond the holds they settled:
 //   U + R − L ≤ Σ over this window's charges of max(0, N − released).
+// A token bucket's U is the tokens taken and not yet refilled, refilling at L per window (whole tokens:
+// rounded up), and it never resets, so its excess sums every charge.
 // Memory runs on the test's clock (minute windows, 20 s holds, steps of 0–9 s: windows turn and holds
 // expire). Redis runs on its own clock: the model takes Redis's `now` from the step's answer (the window's
 // end minus the time left to it), and the test sleeps 0–400 ms between some steps against 1 s holds.
@@ -38,11 +40,18 @@ class ModelKey {
   /** Σ max(0, N − released) over this window's charges (fixed), over every charge (sliding). */
   excess = 0;
   window = -1;
+  /** A bucket's tokens taken and not yet refilled, × windowMs (so whole), as of `takenAtMs`. */
+  taken = 0;
+  takenAtMs = 0;
 
-  constructor(readonly sliding: boolean) {}
+  constructor(
+    readonly sliding: boolean,
+    readonly bucket = false,
+  ) {}
 
   /** U at `nowMs` in window `window`. */
   used(window: number, nowMs: number, windowMs: number): number {
+    if (this.bucket) return Math.ceil(this.taken / windowMs);
     const current = this.counts.get(window) ?? 0;
     if (!this.sliding) return current;
     const previous = this.counts.get(window - 1) ?? 0;
@@ -61,8 +70,12 @@ class ModelKey {
     ttlMs: number,
   ): { ok: boolean; remaining: number } {
     const window = Math.floor(nowMs / windowMs);
-    if (window !== this.window && !this.sliding) this.excess = 0;
+    if (window !== this.window && !this.sliding && !this.bucket) this.excess = 0;
     this.window = window;
+    if (this.bucket && nowMs > this.takenAtMs) {
+      this.taken = Math.max(0, this.taken - (nowMs - this.takenAtMs) * LIMIT);
+      this.takenAtMs = nowMs;
+    }
     this.holds = this.holds.filter((hold) => hold.expiresAtMs > nowMs);
     let ok: boolean;
     if (hits === 0) {
@@ -76,6 +89,7 @@ class ModelKey {
       } else ok = false;
     } else {
       this.counts.set(window, (this.counts.get(window) ?? 0) + hits);
+      this.taken += hits * windowMs;
       // The request's own hold when it names one, else the oldest.
       const index =
         id === "" ? (this.holds.length > 0 ? 0 : -1) : this.holds.findIndex((hold) => hold.id === id);
@@ -129,7 +143,7 @@ async function property(
     const nowMs = nowOf(values);
     let model = models.get(key);
     if (model === undefined) {
-      model = new ModelKey(limit.algorithm === "sliding_window");
+      model = new ModelKey(limit.algorithm === "sliding_window", limit.algorithm === "token_bucket");
       models.set(key, model);
     }
     const decided = model.step(hits, id, nowMs, limit.windowSeconds * 1000, ttlSeconds * 1000);
@@ -147,32 +161,38 @@ async function property(
   );
 }
 
-t.test("memory store: the model's decisions, fixed and sliding windows, seeds 1–5", async (t) => {
-  for (const [seed, algorithm] of [
-    [1, "fixed_window"],
-    [2, "fixed_window"],
-    [3, "fixed_window"],
-    [4, "sliding_window"],
-    [5, "sliding_window"],
-    [6, "sliding_window"],
-  ] as const) {
-    const limit = limitOf(algorithm, LIMIT, "minute");
-    let nowMs = NOW_MS + seed * 7_919;
-    const store = new MemoryStore({ nowMs: () => nowMs });
-    await property(
-      t,
-      store,
-      limit,
-      20,
-      seed,
-      400,
-      async (random) => {
-        nowMs += random() < 0.5 ? 0 : between(random, 1, 9_000);
-      },
-      () => nowMs,
-    );
-  }
-});
+t.test(
+  "memory store: the model's decisions, fixed and sliding windows and token buckets, seeds 1–9",
+  async (t) => {
+    for (const [seed, algorithm] of [
+      [1, "fixed_window"],
+      [2, "fixed_window"],
+      [3, "fixed_window"],
+      [4, "sliding_window"],
+      [5, "sliding_window"],
+      [6, "sliding_window"],
+      [7, "token_bucket"],
+      [8, "token_bucket"],
+      [9, "token_bucket"],
+    ] as const) {
+      const limit = limitOf(algorithm, LIMIT, "minute");
+      let nowMs = NOW_MS + seed * 7_919;
+      const store = new MemoryStore({ nowMs: () => nowMs });
+      await property(
+        t,
+        store,
+        limit,
+        20,
+        seed,
+        400,
+        async (random) => {
+          nowMs += random() < 0.5 ? 0 : between(random, 1, 9_000);
+        },
+        () => nowMs,
+      );
+    }
+  },
+);
 
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   t.test("Redis: the model's decisions on Redis's clock, seeds 11–12", async (t) => {
@@ -197,6 +217,29 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
           const end = Math.round((Date.now() + left) / windowMs) * windowMs;
           return end - left;
         },
+      );
+    }
+  });
+
+  // A week's bucket refills a token each 121 s, and the holds live 300 s: within the test's seconds neither
+  // changes U or R, so the model's clock (the test's) need not be Redis's to the ms. Refill and expiry on
+  // Redis's clock: test/integration/backends/reservation-script.test.ts.
+  t.test("Redis: token buckets, seeds 31–32", async (t) => {
+    const redis = await startRedis(t);
+    const { store } = await redisStoreFrom(t, { REDIS_URL: redis.url });
+    const limit = limitOf("token_bucket", LIMIT, "day", { unitMultiplier: 7 });
+    for (const seed of [31, 32]) {
+      await property(
+        t,
+        store,
+        limit,
+        300,
+        seed,
+        150,
+        async (random) => {
+          if (random() < 0.15) await sleep(between(random, 0, 100));
+        },
+        () => Date.now(),
       );
     }
   });

@@ -29,6 +29,8 @@ function step(
     holdTtlMs: ttlMs,
     windowSeconds: perSecond ? 1 : 3600,
     sliding: false,
+    bucket: false,
+    refill: 0,
     requestId,
     jitterSeconds: 0,
     perSecond,
@@ -41,8 +43,28 @@ async function run(store: CounterStore, operation: ReserveOperation, reading = f
   return [values[0]!, values[1]!, values[2]!, values[3]!, values[5]!];
 }
 
+/**
+ * The same step on a token bucket of 10,000 tokens refilled at 10,000 a day (one token each 8.64 s, so
+ * the scenario's answers are a window's), or at `refill` per `windowSeconds`.
+ */
+function bucketStep(
+  key: string,
+  hits: number,
+  requestId = "",
+  refill = 10_000,
+  windowSeconds = 86_400,
+): ReserveOperation {
+  return { ...step(key, hits, requestId), bucket: true, refill, windowSeconds };
+}
+
 /** The same scenario on any store: checks, a refresh, charges by id and by age, a refusal, a read. */
-async function scenario(t: Test, store: CounterStore, key: string): Promise<void> {
+async function scenario(
+  t: Test,
+  store: CounterStore,
+  key: string,
+  make: (key: string, hits: number, requestId?: string) => ReserveOperation = step,
+): Promise<void> {
+  const step = make;
   const answers: number[][] = [];
   answers.push(await run(store, step(key, 0, "a")));
   answers.push(await run(store, step(key, 0, "b")));
@@ -76,6 +98,26 @@ t.test("memory: the scenario", async (t) => {
   await scenario(t, new MemoryStore(), "mem_resv3600");
 });
 
+t.test("memory: the scenario on a token bucket, and its refill on the store's clock", async (t) => {
+  let nowMs = 1_800_000_000_000;
+  const store = new MemoryStore({ nowMs: () => nowMs });
+  await scenario(t, store, "mem_resvgcra86400", bucketStep);
+  // 10,000 a second: 10 tokens a ms, U rounded up to whole tokens.
+  const fast = (hits: number, id = "") => bucketStep("fast_resvgcra1", hits, id, 10_000, 1);
+  t.same(await run(store, fast(10_000)), [1, 10_000, 0, 0, 0], "a charge takes the whole bucket");
+  t.same(await run(store, fast(0)), [0, 10_000, 0, 0, 0], "an empty bucket refuses a check");
+  nowMs += 300;
+  t.same(await run(store, fast(0, "a")), [1, 7000, 2000, 1, 2000], "300 ms refilled 3,000 tokens");
+  t.same((await store.read([fast(0)]))[4], 700, "full again in 700 ms");
+  nowMs += 150;
+  t.same(await run(store, fast(1, "a")), [1, 5501, 0, 0, 2000], "1,500 more refilled; a settles its hold");
+  nowMs += 10_000;
+  t.same(await run(store, fast(0), true), [0, 0, 0, 0, 0], "full again: the record is gone");
+  const huge = (hits: number) => bucketStep("huge_resvgcra3153600000", hits, "", 4e9, 3_153_600_000);
+  t.same(await run(store, huge(4e9)), [0, 4e9, 0, 0, 0], "a bucket refilled over 100 years");
+  t.same(await run(store, huge(1)), [0, 4e9 + 1, 0, 0, 0]);
+});
+
 if (requireBinaries(t, ["redis-server", "redis-cli"])) {
   t.test("single Redis: the same answers, the record's fields, NOSCRIPT, expiry by itself", async (t) => {
     const redis = await startRedis(t);
@@ -92,6 +134,30 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     const ttl = Number(await redis.cli("PTTL", "single_resv3600"));
     t.ok(ttl > 299_000 && ttl <= 3_600_000, `the record lives as long as its window or holds (${ttl} ms)`);
 
+    await scenario(t, store, "single_resvgcra86400", bucketStep);
+    // Tokens not yet refilled × the refill period in ms: 11,800 less what the last ms refilled.
+    const taken = Number(await redis.cli("HGET", "single_resvgcra86400", "u"));
+    t.ok(taken > 11_799 * 86_400_000 && taken <= 11_800 * 86_400_000, `the bucket's record (${taken})`);
+
+    const fast = (hits: number, id = "") => bucketStep("fast_resvgcra1", hits, id, 10_000, 1);
+    const chargedAt = Date.now();
+    t.same(await run(store, fast(10_000)), [1, 10_000, 0, 0, 0], "a charge takes the whole bucket");
+    const chargedBy = Date.now();
+    await sleep(300);
+    const readAt = Date.now();
+    const refilled = 10_000 - (await store.read([fast(0)]))[1]!;
+    const readBy = Date.now();
+    t.ok(
+      refilled >= (readAt - chargedBy - 2) * 10 && refilled <= (readBy - chargedAt + 2) * 10,
+      `the bucket refilled 10 tokens a ms on Redis's clock (${refilled} in ${readAt - chargedBy}–${readBy - chargedAt} ms)`,
+    );
+
+    // 4·10⁹ tokens taken from a bucket refilled over 100 years: u is 1.26·10²², beyond `%d`.
+    const huge = (hits: number) => bucketStep("huge_resvgcra3153600000", hits, "", 4e9, 3_153_600_000);
+    t.same(await run(store, huge(4e9)), [0, 4e9, 0, 0, 0]);
+    t.same(await run(store, huge(1)), [0, 4e9 + 1, 0, 0, 0], "read back whole");
+    t.match(await redis.cli("HGET", "huge_resvgcra3153600000", "u"), /^1\.261\d+e\+22$/);
+
     await redis.cli("SCRIPT", "FLUSH");
     t.same(await run(store, step("flushed_resv3600", 0, "x")), [1, 0, 2000, 1, 2000], "EVAL after NOSCRIPT");
     t.same(await run(store, step("flushed_resv3600", 0, "y")), [1, 0, 4000, 2, 2000]);
@@ -105,6 +171,7 @@ if (requireBinaries(t, ["redis-server", "redis-cli"])) {
     const cluster = await startCluster(t);
     const { store } = await redisStoreFrom(t, { REDIS_TYPE: "cluster", REDIS_URL: cluster.url });
     await scenario(t, store, "cluster_resv3600");
+    await scenario(t, store, "cluster_resvgcra86400", bucketStep);
     // Two records in different slots in one request.
     const values = await store.increment([step("{user}_resv3600", 0, "a"), step("{tenant}_resv3600", 100)]);
     t.same([values[0], values[2], values[6], values[7]], [1, 2000, 1, 100]);

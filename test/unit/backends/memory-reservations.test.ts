@@ -21,6 +21,8 @@ function step(hits: number, requestId: string, key = KEY): ReserveOperation {
     holdTtlMs: 60_000,
     windowSeconds: 3600,
     sliding: false,
+    bucket: false,
+    refill: 0,
     requestId,
     jitterSeconds: 0,
     perSecond: false,

@@ -94,6 +94,29 @@ t.test("a rule without a reservation keeps the reference's shape", async (t) => 
   );
 });
 
+t.test(
+  "a reservation on a token bucket holds within its capacity (burst, by default the rate)",
+  async (t) => {
+    const rules = compileRules([
+      parseRuleYaml(
+        "bucket.yaml",
+        ruleFile(
+          "    rate_limits:\n" +
+            "      - { unit: hour, requests_per_unit: 10000, algorithm: token_bucket, reservation: { estimate: 2000, ttl: 5m } }\n" +
+            "      - { unit: day, requests_per_unit: 100000, algorithm: token_bucket, burst: 20000, reservation: { estimate: 20000, ttl: 1h } }\n",
+        ),
+      ),
+    ]);
+    t.equal(
+      dumpRuleSet(rules),
+      "ai.user rate_limits[0]: unit=HOUR requests_per_unit=10000, shadow_mode: false, quota_mode: false, " +
+        "algorithm=token_bucket, burst=10000, unit_multiplier=1, reservation={estimate=2000, ttl=300s}\n" +
+        "ai.user rate_limits[1]: unit=DAY requests_per_unit=100000, shadow_mode: false, quota_mode: false, " +
+        "algorithm=token_bucket, burst=20000, unit_multiplier=1, reservation={estimate=20000, ttl=3600s}\n",
+    );
+  },
+);
+
 t.test("the refusals name the file and the rule", async (t) => {
   const limit = (reservation: string, extra = "") =>
     ruleFile(
@@ -148,9 +171,9 @@ t.test("the refusals name the file and the rule", async (t) => {
   );
   expectError(
     t,
-    "on-token-bucket.yaml",
-    limit("{ estimate: 10, ttl: 1m }", ", algorithm: token_bucket"),
-    `${where}: reservation works with algorithms fixed_window and sliding_window, not token_bucket`,
+    "over-bucket-burst.yaml",
+    limit("{ estimate: 501, ttl: 1m }", ", algorithm: token_bucket, burst: 500"),
+    `${where}: reservation estimate 501 is larger than the limit of 500: no check could ever be admitted`,
   );
   expectError(
     t,

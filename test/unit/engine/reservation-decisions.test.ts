@@ -108,6 +108,8 @@ t.test("without a request id a charge settles the oldest hold", async (t) => {
       holdTtlMs: 60_000,
       windowSeconds: 3600,
       sliding: false,
+      bucket: false,
+      refill: 0,
       requestId: "",
       jitterSeconds: 0,
       perSecond: false,
