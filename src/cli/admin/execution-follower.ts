@@ -36,6 +36,12 @@ export class ExecutionFollower {
   readonly #options: ExecutionFollowerOptions;
   readonly #worker: MigrationWorker;
   #followed: Followed | undefined;
+  /**
+   * Items processed as read right after this process's worker ran a batch of an execution not followed
+   * yet (an automatic rollback's first batches, run before `follow` turns to it), by `execution:batch`: that
+   * batch's line shows them, not the count of a later look.
+   */
+  readonly #itemsAfter = new Map<string, number>();
   /** Checks run one at a time, so progress never goes backwards. */
   #checks: Promise<unknown> = Promise.resolve();
   #wake: (() => void) | undefined;
@@ -99,7 +105,15 @@ export class ExecutionFollower {
   }
 
   async #afterJob(job: JobRecord): Promise<void> {
-    if (this.#followed?.id !== job.executionId) return;
+    if (this.#followed?.id !== job.executionId) {
+      try {
+        const { progress } = await readProgress(this.#options.ctx.db, job.executionId);
+        this.#itemsAfter.set(`${job.executionId}:${job.batch}`, progress.itemsProcessed);
+      } catch {
+        // Only a batch line's count is lost: it then shows the count of the first look after it.
+      }
+      return;
+    }
     try {
       await this.#check();
     } catch (error) {
@@ -128,7 +142,8 @@ export class ExecutionFollower {
     for (const batch of progress.batchesDone) {
       if (followed.done.has(batch)) continue;
       followed.done.add(batch);
-      display.batchDone(progress, batch);
+      const itemsProcessed = this.#itemsAfter.get(`${followed.id}:${batch}`);
+      display.batchDone(itemsProcessed === undefined ? progress : { ...progress, itemsProcessed }, batch);
     }
     for (const retry of retries) {
       if ((followed.failures.get(retry.batch) ?? 0) >= retry.failures) continue;
